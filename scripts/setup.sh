@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up everything slashkit's main job and tests need, once per clone; each step is skipped when done.
+# Sourced by scripts/main and scripts/test, so a fresh machine needs nothing installed by hand.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CLAUDE_CODE_VERSION="2.1.328"   # the engine every Claude Code fact in docs/ was measured on
+
+# Debian packages: tmux drives the interactive end-to-end tests.
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq tmux >/dev/null
+  else sudo apt-get update -qq && sudo apt-get install -y -qq tmux >/dev/null; fi
+fi
+
+# Python: a project venv with slashkit installed editable, plus the test tools.
+if [ ! -x "$ROOT/.venv/bin/python" ]; then
+  python3 -m venv "$ROOT/.venv"
+fi
+stamp="$ROOT/.venv/.slashkit-installed"
+if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
+  "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[test]"
+  touch "$stamp"
+fi
+
+# The pinned Claude Code CLI from npm, in the clone (never a global install).
+if [ "$(cat "$ROOT/.tools/claude-code/version" 2>/dev/null)" != "$CLAUDE_CODE_VERSION" ]; then
+  mkdir -p "$ROOT/.tools/claude-code"
+  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/claude-code" \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >/dev/null
+  echo "$CLAUDE_CODE_VERSION" > "$ROOT/.tools/claude-code/version"
+fi
+export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"
+export SLASHKIT_CLAUDE="$ROOT/.tools/claude-code/node_modules/.bin/claude"

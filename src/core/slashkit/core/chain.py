@@ -1,0 +1,59 @@
+"""A chain of slash commands joined with `&&`: its steps, and the parser that splits typed arguments."""
+
+import re
+from typing import Final
+
+from attrs import frozen
+
+from slashkit.core.js_text import JS_SPACE_CLASS, js_trim
+
+#: The separator as the JavaScript literal the engine takes as a `command.run` matcher. The mod registers
+#: exactly this text; a test compiles both and checks they are one pattern.
+SEPARATOR_JS: Final = r"/(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/"
+
+# `&&`, then a slash and a command name, as a word of its own: `/commit a && b` keeps its text because no
+# `/<name>` follows. Written with JavaScript's `\s`; `^` and `$` are the text's ends (no multiline flag).
+SEPARATOR: Final = re.compile(rf"(?:\A|{JS_SPACE_CLASS})&&{JS_SPACE_CLASS}*/([A-Za-z0-9_:.-]+)(?={JS_SPACE_CLASS}|\Z)")
+
+
+@frozen
+class Step:
+    """One command of a chain: its name without the slash, and its arguments as typed."""
+
+    command: str
+    args: str
+
+    @property
+    def name(self) -> str:
+        """Renders the step as the transcript shows it: `/name args`, or `/name` alone."""
+        return f"/{self.command}" if self.args == "" else f"/{self.command} {self.args}"
+
+
+@frozen
+class Chain:
+    """The command typed first keeps its own arguments (`head`); every `&& /<name>` after them starts a step."""
+
+    head: str
+    rest: tuple[Step, ...]
+
+
+def parse_chain(args: str) -> Chain:
+    """Splits the arguments the engine handed the first command at each `&& /<name>`.
+
+    >>> parse_chain("x && /b y")
+    Chain(head='x', rest=(Step(command='b', args='y'),))
+    >>> parse_chain("a && b")
+    Chain(head='a && b', rest=())
+    """
+    marks = list(SEPARATOR.finditer(args))
+    if not marks:
+        return Chain(head=args, rest=())
+    ends = [m.start() for m in marks[1:]] + [len(args)]
+    spans = zip(marks, ends, strict=True)
+    rest = tuple(Step(command=m.group(1), args=js_trim(args[m.end() : end])) for m, end in spans)
+    return Chain(head=js_trim(args[: marks[0].start()]), rest=rest)
+
+
+def holds_chain(args: str) -> bool:
+    """Tells whether typed arguments hold a separator, as the engine's matcher would."""
+    return SEPARATOR.search(args) is not None

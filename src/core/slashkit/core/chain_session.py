@@ -1,0 +1,81 @@
+"""The slash-chain use case: feeds host events to the machine and applies its effects through ports."""
+
+from collections.abc import Callable
+from typing import Final
+
+from returns.result import Success
+
+from slashkit.core import chain_machine as m
+from slashkit.core.ports import Clock, CommandRunner, RunOutcome, Store, UiLog
+
+#: The store key of the on/off setting.
+ENABLED_KEY: Final = "enabled"
+
+
+class ChainSession:
+    """One session's chains. Each method is one host event; a method that answers a hook returns the reply."""
+
+    def __init__(self, clock: Clock, runner: CommandRunner, ui: UiLog, store: Store) -> None:
+        self._clock = clock
+        self._runner = runner
+        self._ui = ui
+        self._store = store
+        self.state = m.ChainState()
+
+    def wants(self) -> frozenset[str]:
+        """Names the optional host events the running chain needs (see `chain_machine.wants`)."""
+        return m.wants(self.state)
+
+    def command_typed(self, command: str, args: str, origin: str) -> m.RunTyped | None:
+        """A command whose arguments hold `&& /<name>` was typed: run it with the returned head, then call
+        `report_run`; None runs it as typed."""
+        reply = self.handle(m.ChainTyped(command, args, origin, self._enabled()))
+        return reply if isinstance(reply, m.RunTyped) else None
+
+    def report_run(self, chain: int, index: int, outcome: RunOutcome) -> None:
+        """The run a RunTyped asked for resolved or threw."""
+        self.handle(_reported(chain, index, outcome))
+
+    def chain_command(self, args: str) -> str:
+        """`/slash-chain args`: the text the command answers."""
+        reply = self.handle(m.ChainCommandTyped(args, self._enabled()))
+        assert isinstance(reply, m.CommandAnswer)
+        return reply.text
+
+    def handle(self, event: m.Event) -> m.Reply:
+        """Moves the machine by one event and applies what it says; returns the hook's reply."""
+        moved = m.on_event(self.state, event)
+        self.state = moved.state
+        for effect in moved.effects:
+            self._apply(effect)
+        return moved.reply
+
+    def _enabled(self) -> bool:
+        # Read again before each chain: another window may have changed it.
+        return self._store.get(ENABLED_KEY) is not False
+
+    def _apply(self, effect: m.Effect) -> None:
+        match effect:
+            case m.Log(text):
+                self._ui.log(text)
+            case m.StartTimer(chain, index):
+                self._clock.after(0, self._fire(chain, index))
+            case m.RunStep(chain, index, step):
+                self._runner.run(step.command, step.args, self._done(chain, index))
+            case m.SaveEnabled(enabled):
+                self._store.set(ENABLED_KEY, enabled)
+
+    def _fire(self, chain: int, index: int) -> Callable[[], None]:
+        def fire() -> None:
+            self.handle(m.TimerFired(chain, index))
+
+        return fire
+
+    def _done(self, chain: int, index: int) -> Callable[[RunOutcome], None]:
+        return lambda outcome: self.report_run(chain, index, outcome)
+
+
+def _reported(chain: int, index: int, outcome: RunOutcome) -> m.Event:
+    if isinstance(outcome, Success):
+        return m.StepRan(chain, index)
+    return m.StepFailed(chain, index, outcome.failure())

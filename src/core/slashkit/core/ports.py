@@ -1,0 +1,65 @@
+"""The ports: what the core asks of a host, as `typing.Protocol`s. Adapters implement them; the core's use
+cases (`chain_session`, `self_command_session`) touch the outside world through nothing else."""
+
+from collections.abc import Callable, Collection
+from typing import Protocol
+
+from attrs import frozen
+from returns.result import Result
+
+#: How a command's run ended: Success(None), or Failure(the message it threw).
+RunOutcome = Result[None, str]
+
+
+class Clock(Protocol):
+    """Runs a function later, from the host's timer (never inside the hook that asked)."""
+
+    def after(self, ms: int, fire: Callable[[], None]) -> None: ...
+
+
+class CommandRunner(Protocol):
+    """Runs the host's slash commands and lists them."""
+
+    def run(self, command: str, args: str, done: Callable[[RunOutcome], None]) -> None:
+        """Starts `/command args`; calls `done` once its run resolved or threw."""
+        ...
+
+    def builtins(self) -> Collection[str]:
+        """Names the commands whose source is `builtin` in the host's command list."""
+        ...
+
+
+class UiLog(Protocol):
+    """The session's transcript and its passing notices."""
+
+    def log(self, text: str) -> None: ...
+
+    def toast(self, text: str) -> None: ...
+
+
+class Store(Protocol):
+    """Settings every window of the host shares; a value may change between two reads."""
+
+    def get(self, key: str) -> object: ...
+
+    def set(self, key: str, value: object) -> None: ...
+
+
+class Environment(Protocol):
+    """The session's environment variables."""
+
+    def get(self, name: str) -> str | None: ...
+
+
+@frozen
+class Identity:
+    """Who lich says this session is (`lich whoami --json`): its card label and its roster name."""
+
+    label: str
+    name: str
+
+
+class Whoami(Protocol):
+    """Asks lich which session this is; a Failure says why it could not tell."""
+
+    def whoami(self) -> Result[Identity, str]: ...

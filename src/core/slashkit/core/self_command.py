@@ -1,0 +1,130 @@
+"""Self-commands: when they are active, the tool-description notes, and what to do after a native refusal
+(queue a built-in, deny /model and /effort, or leave the native answer untouched). Pure decisions."""
+
+from collections.abc import Collection
+from typing import Final
+
+from attrs import frozen
+
+from slashkit.core import texts
+from slashkit.core.equal_fold import equal_fold, go_trim_space
+from slashkit.core.js_text import js_trim
+from slashkit.core.ports import Identity
+from slashkit.core.texts import Key
+
+SKILL_TOOL: Final = "Skill"
+CONTROL_TOOL: Final = "mcp__lich__control_session"
+
+#: Never run: run from a mod, the engine saves what they set as the default for every new session
+#: (measured on Claude Code 2.1.288 and 2.1.289, per seed 000).
+REFUSED: Final = frozenset({"model", "effort"})
+
+
+@frozen
+class Lich:
+    """An active self-command session: its lich id and the language of its texts."""
+
+    session_id: str
+    lang: str
+
+
+@frozen
+class Request:
+    """A command the model asked for, normalised: the name without one leading slash, trimmed args."""
+
+    name: str
+    args: str
+
+    @property
+    def label(self) -> str:
+        """`/compact keep the plan`, or `/compact`."""
+        return "/" + " ".join(part for part in (self.name, self.args) if part)
+
+
+@frozen
+class Deny:
+    """Refuse the call with this text; nothing runs."""
+
+    text: str
+
+
+@frozen
+class Queue:
+    """Run this command from a timer once the hook answered, and answer the call as queued."""
+
+    request: Request
+
+
+#: None: the native answer reaches the model untouched.
+Decision = Deny | Queue | None
+
+
+def activation(interactive: bool, session_id: str | None, prompt_lang: str | None) -> Lich | None:
+    """Activates only in an interactive session inside lich: a `claude -p` inherits lich's variables."""
+    if not interactive or not session_id:
+        return None
+    return Lich(session_id=session_id, lang=texts.language(prompt_lang))
+
+
+def described(lich: Lich, tool: str, description: str) -> str | None:
+    """Appends the note for the Skill tool or lich's control tool; None leaves other tools' text alone."""
+    if tool == SKILL_TOOL:
+        note = texts.text(lich.lang, Key.SKILL_NOTE)
+    elif tool == CONTROL_TOOL:
+        note = texts.text(lich.lang, Key.CONTROL_NOTE, session_id=lich.session_id)
+    else:
+        return None
+    return f"{description}\n\n{note}"
+
+
+def request(value: str, args: object) -> Request:
+    """Normalises a command the model named: trimmed, one leading `/` dropped, args trimmed or empty."""
+    name = js_trim(value)
+    return Request(name=name.removeprefix("/"), args=js_trim(args) if isinstance(args, str) else "")
+
+
+def is_refused(name: str) -> bool:
+    """Tells whether a name is /model or /effort, in any casing, with any slashes, spaces or args around it."""
+    words = name.lstrip("/ \t").split()
+    return bool(words) and words[0].lstrip("/").casefold() in REFUSED
+
+
+def decide(lich: Lich, asked: Request, builtins: Collection[str]) -> Decision:
+    """Decides a command this session was asked to run: /model and /effort are denied before anything else;
+    a built-in is queued; anything else keeps the native answer."""
+    if is_refused(asked.name):
+        return Deny(texts.text(lich.lang, Key.DENY_DEFAULT_SAVED, name=asked.name))
+    if asked.name not in builtins:
+        return None
+    return Queue(asked)
+
+
+def control_takes(action: object, value: object, is_error: bool) -> bool:
+    """Tells whether a control_session answer may be taken: an error answer to `command` naming a string."""
+    return is_error and action == "command" and isinstance(value, str)
+
+
+def needs_whoami(lich: Lich, target: object) -> bool:
+    """Tells whether lich must be asked who this session is: the id was not named exactly."""
+    return target != lich.session_id
+
+
+def is_this_session(lich: Lich, target: object, identity: Identity | None) -> bool:
+    """Tells whether a control target names this session: its id exactly, or (when lich said who this session
+    is) its label or name as lich compares names: trimmed, then equal under simple case folding."""
+    if target == lich.session_id:
+        return True
+    if identity is None or not isinstance(target, str):
+        return False
+    wanted = go_trim_space(target)
+    return equal_fold(wanted, identity.label) or equal_fold(wanted, identity.name)
+
+
+def skill_queued(lich: Lich, asked: Request) -> str:
+    """The context note a queued Skill call carries."""
+    return texts.text(lich.lang, Key.SKILL_QUEUED, queued=asked.label)
+
+
+def control_queued(lich: Lich, asked: Request) -> str:
+    """The answer a queued control_session call gets."""
+    return texts.text(lich.lang, Key.CONTROL_QUEUED, queued=asked.label)

@@ -1,0 +1,115 @@
+"""The self-command use case: gates on lich, amends tool descriptions and takes native refusals, applying
+the decisions of `slashkit.core.self_command` through ports."""
+
+from collections.abc import Callable
+from typing import Final
+
+from attrs import frozen
+from returns.result import Failure
+
+from slashkit.core import self_command as sc
+from slashkit.core import texts
+from slashkit.core.ports import Clock, CommandRunner, Environment, Identity, RunOutcome, UiLog, Whoami
+
+#: The host events an active session needs; an inactive one needs none.
+ACTIVE_WANTS: Final = frozenset({"tool.describe", "skill.refused", "control.refused"})
+
+
+@frozen
+class SkillQueued:
+    """Answer the Skill call as a loaded skill (`{success: true, commandName}`) with this context note."""
+
+    command: str
+    note: str
+
+
+@frozen
+class ControlQueued:
+    """Answer the control_session call with this text (not an error)."""
+
+    text: str
+
+
+@frozen
+class Denied:
+    """Refuse the call with this text."""
+
+    text: str
+
+
+#: None: the native answer reaches the model untouched.
+ToolReply = SkillQueued | ControlQueued | Denied | None
+
+
+class SelfCommandSession:
+    """One session's self-commands. Each method is one host event."""
+
+    def __init__(self, env: Environment, whoami: Whoami, clock: Clock, runner: CommandRunner, ui: UiLog) -> None:
+        self._env = env
+        self._whoami = whoami
+        self._clock = clock
+        self._runner = runner
+        self._ui = ui
+        self.lich: sc.Lich | None = None
+
+    def session_started(self, interactive: bool) -> bool:
+        """The session (re)started; True when the host should redraw tool descriptions."""
+        self.lich = sc.activation(interactive, self._env.get("LICH_SESSION_ID"), self._env.get("LICH_PROMPT_LANG"))
+        return self.lich is not None
+
+    def wants(self) -> frozenset[str]:
+        """Names the host events this session needs now."""
+        return ACTIVE_WANTS if self.lich is not None else frozenset()
+
+    def tool_described(self, tool: str, description: str) -> str | None:
+        """A tool's description as the model is to see it; None keeps the host's."""
+        return None if self.lich is None else sc.described(self.lich, tool, description)
+
+    def skill_answered(self, skill: object, args: object, is_error: bool) -> ToolReply:
+        """The Skill tool answered first; only its refusal of a built-in is taken."""
+        if self.lich is None or not is_error or not isinstance(skill, str):
+            return None
+        asked = sc.request(skill, args)
+        match sc.decide(self.lich, asked, self._runner.builtins()):
+            case sc.Deny(text):
+                return Denied(text)
+            case sc.Queue():
+                self._queue(asked)
+                return SkillQueued(asked.name, sc.skill_queued(self.lich, asked))
+        return None
+
+    def control_answered(
+        self, target: object, action: object, value: object, args: object, is_error: bool
+    ) -> ToolReply:
+        """lich's control_session answered first; only its refusal of a command aimed at this session is
+        taken. lich is asked who this session is only for such a refusal that did not name the id."""
+        lich = self.lich
+        if lich is None or not sc.control_takes(action, value, is_error) or not isinstance(value, str):
+            return None
+        identity = self._identity() if sc.needs_whoami(lich, target) else None
+        if not sc.is_this_session(lich, target, identity):
+            return None
+        asked = sc.request(value, args)
+        match sc.decide(lich, asked, self._runner.builtins()):
+            case sc.Deny(text):
+                return Denied(text)
+            case sc.Queue():
+                self._queue(asked)
+                return ControlQueued(sc.control_queued(lich, asked))
+        return None
+
+    def _identity(self) -> Identity | None:
+        # When whoami fails (no LICH_BIN, an old lich, a timeout), only the id counts.
+        return self._whoami.whoami().value_or(None)
+
+    def _queue(self, asked: sc.Request) -> None:
+        # The host rejects a command run inside a hook the turn waits on: run it from a timer instead.
+        self._clock.after(0, lambda: self._runner.run(asked.name, asked.args, self._toast_failure(asked)))
+
+    def _toast_failure(self, asked: sc.Request) -> Callable[[RunOutcome], None]:
+        def done(outcome: RunOutcome) -> None:
+            # A queued command has no turn left to answer, so its failure is a toast.
+            if isinstance(outcome, Failure):
+                self._ui.toast(texts.queued_failed_toast(asked.name, outcome.failure()))
+
+        return done

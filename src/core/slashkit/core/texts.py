@@ -1,0 +1,222 @@
+"""Every text slashkit writes: the chain's transcript lines, refusals and status (exactly the reference's),
+and the self-command notes in each prompt language lich exports."""
+
+from collections.abc import Iterable, Mapping
+from enum import Enum
+from typing import Final, Literal
+
+from slashkit.core.chain import Step
+
+# Chains (wording fixed by seed 003: users and tools read these lines)
+
+#: The command this library adds to the engine, and the plugin that owns the fail tool.
+CHAIN_COMMAND: Final = "slash-chain"
+CHAIN_COMMAND_DESCRIPTION: Final = "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
+CHAIN_COMMAND_HINT: Final = "[stop | on | off]"
+USAGE: Final = "expects nothing (the status), stop, on or off"
+NO_CHAIN_RUNS: Final = "no chain runs"
+ON_TEXT: Final = "on: /a && /b runs /b once /a ended well"
+OFF_TEXT: Final = "off: the engine runs the first command alone, as it does without the mod"
+
+#: The tool the model calls when a step it was handed failed. The engine gives a turn no exit code, so a model
+#: that says it failed and ends its turn normally would run the next step (measured on the reference's engine).
+FAIL_TOOL: Final = "fail"
+FAIL_TOOL_ID: Final = f"mcp__{CHAIN_COMMAND}__{FAIL_TOOL}"
+FAIL_DESCRIPTION: Final = (
+    "Stops the running slash-chain (/a && /b) because the step you were handed failed, so the commands after "
+    "it do not run. Call it only while a slash-chain step waits on your turn, and only when you could not do "
+    "what that step asked; a step you did does not need it."
+)
+FAIL_SCHEMA: Final[Mapping[str, object]] = {
+    "type": "object",
+    "properties": {"reason": {"type": "string", "description": "Why the step failed, in one sentence."}},
+    "required": ["reason"],
+}
+FAIL_STOPPED: Final = "The chain stopped; the steps after this one do not run."
+FAIL_NOTHING_WAITS: Final = "no slash-chain step waits on this turn, so there is nothing to stop"
+FAIL_NEEDS_REASON: Final = "reason is required: say in one sentence why the step failed"
+
+Wait = Literal["run", "turn", "pane"]
+_WAITING: Final[Mapping[Wait, str]] = {
+    "run": "running",
+    "turn": "waiting for its turn",
+    "pane": "waiting for its pane to close",
+}
+
+
+def _not_run(steps: Iterable[Step]) -> str:
+    """`; not run: /b, /c`, or nothing after the last step."""
+    names = [f"/{s.command}" for s in steps]
+    return f"; not run: {', '.join(names)}" if names else ""
+
+
+def step_text(index: int, total: int, step: Step) -> str:
+    """The line before a step runs: `2/3: /test2`. The engine adds the plugin name in front."""
+    return f"{index}/{total}: {step.name}"
+
+
+def done_text(total: int) -> str:
+    """The line after the last step: `all 3 command(s) ran`."""
+    return f"all {total} command(s) ran"
+
+
+def thrown_why(message: str) -> str:
+    """Why a step whose run threw stopped the chain; the engine's own `slash-chain: ` prefix is dropped."""
+    prefix = f"{CHAIN_COMMAND}: "
+    return f"it failed: {message.removeprefix(prefix)}"
+
+
+def turn_why(reason: str) -> str:
+    """Why a step whose turn ended without an answer stopped the chain."""
+    return f"its turn ended with {reason}"
+
+
+def failed_why(reason: str) -> str:
+    """Why a step the model reported as failed stopped the chain."""
+    return f"the model reported it failed: {reason}"
+
+
+def stopped_text(step: Step, why: str, left: Iterable[Step]) -> str:
+    """`stopped after /a: <why>; not run: /b, /c`."""
+    return f"stopped after /{step.command}: {why}{_not_run(left)}"
+
+
+def cancelled_text(left: Iterable[Step]) -> str:
+    """`cancelled; not run: /b`."""
+    return f"cancelled{_not_run(left)}"
+
+
+def fail_note(index: int, total: int, left: Iterable[Step]) -> str:
+    """The line the model reads after a chained step's prompt: how to stop the steps after it."""
+    after = ", ".join(f"/{s.command}" for s in left) or "none"
+    return (
+        f"[slash-chain] This is step {index}/{total} of a chain; after it: {after}. If you could not do what "
+        f"this step asks, call the {FAIL_TOOL_ID} tool with the reason before you end your turn, and the steps "
+        "after it do not run."
+    )
+
+
+def status_text(enabled: bool, running: tuple[int, int, Step, Wait] | None) -> str:
+    """The `/slash-chain` answer: `on · no chain runs`, or `on · 2/3 /b x, waiting for its turn`."""
+    head = "on" if enabled else "off"
+    if running is None:
+        return f"{head} · {NO_CHAIN_RUNS}"
+    index, total, step, wait = running
+    return f"{head} · {index}/{total} {step.name}, {_WAITING[wait]}"
+
+
+# Self-commands (worded here; lich exports the language as LICH_PROMPT_LANG)
+
+
+class Key(Enum):
+    """The self-command texts that follow the prompt language."""
+
+    SKILL_NOTE = "skill_note"
+    CONTROL_NOTE = "control_note"
+    DENY_DEFAULT_SAVED = "deny_default_saved"
+    SKILL_QUEUED = "skill_queued"
+    CONTROL_QUEUED = "control_queued"
+
+
+ENGLISH: Final = "en"
+
+CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
+    "en": {
+        Key.SKILL_NOTE: (
+            "[lich] Built-in slash commands: when the user asks you to run one of the CLI's own slash commands "
+            "(such as /compact), you may name it here as the skill (for example `compact`, with its arguments "
+            "in `args`). It is queued and runs once this turn ends, so end your turn right after the call."
+        ),
+        Key.CONTROL_NOTE: (
+            "[lich] This session: action `command` is also accepted with this session itself as the target, "
+            "named by its lich id {session_id} (LICH_SESSION_ID). The command is queued and runs once this "
+            "turn ends."
+        ),
+        Key.DENY_DEFAULT_SAVED: (
+            "/{name} was not run: run from here, Claude Code would save it as the default for every new Claude "
+            "Code session. Set it from lich instead, whose model and effort override applies to this session "
+            "only."
+        ),
+        Key.SKILL_QUEUED: "{queued} is queued and runs once this turn ends. End the turn now.",
+        Key.CONTROL_QUEUED: "{queued} is queued on this session and runs once this turn ends. End the turn now.",
+    },
+    "pt-BR": {
+        Key.SKILL_NOTE: (
+            "[lich] Comandos de barra nativos: quando o usuário pedir para rodar um dos comandos de barra do "
+            "próprio CLI (como /compact), você pode nomeá-lo aqui como skill (por exemplo `compact`, com os "
+            "argumentos em `args`). Ele entra na fila e roda assim que este turno terminar, então encerre o "
+            "turno logo após a chamada."
+        ),
+        Key.CONTROL_NOTE: (
+            "[lich] Esta sessão: a ação `command` também é aceita com a própria sessão como alvo, indicada pelo "
+            "seu id do lich {session_id} (LICH_SESSION_ID). O comando entra na fila e roda assim que este "
+            "turno terminar."
+        ),
+        Key.DENY_DEFAULT_SAVED: (
+            "/{name} não foi executado: rodado daqui, o Claude Code o salvaria como padrão para toda nova "
+            "sessão do Claude Code. Defina-o pelo lich, cuja troca de modelo e esforço vale só para esta sessão."
+        ),
+        Key.SKILL_QUEUED: "{queued} está na fila e roda assim que este turno terminar. Encerre o turno agora.",
+        Key.CONTROL_QUEUED: (
+            "{queued} está na fila desta sessão e roda assim que este turno terminar. Encerre o turno agora."
+        ),
+    },
+    "zh-CN": {
+        Key.SKILL_NOTE: (
+            "[lich] 内置斜杠命令：当用户要求运行 CLI 自带的斜杠命令（例如 /compact）时，也可以在这里把它当作 skill "
+            "指定（例如 `compact`，参数放在 `args` 中）。它会进入队列，在本轮结束后运行，所以调用后请立即结束本轮。"
+        ),
+        Key.CONTROL_NOTE: (
+            "[lich] 本会话：action 为 `command` 时，也接受以本会话自身为目标，用它的 lich id {session_id}"
+            "（LICH_SESSION_ID）指定。命令会进入队列，在本轮结束后运行。"
+        ),
+        Key.DENY_DEFAULT_SAVED: (
+            "/{name} 没有运行：从这里运行时，Claude Code 会把它保存为之后每个新 Claude Code 会话的默认值。"
+            "请改在 lich 中设置，lich 的模型和推理强度覆盖只作用于本会话。"
+        ),
+        Key.SKILL_QUEUED: "{queued} 已进入队列，将在本轮结束后运行。请现在结束本轮。",
+        Key.CONTROL_QUEUED: "{queued} 已在本会话排队，将在本轮结束后运行。请现在结束本轮。",
+    },
+    "es": {
+        Key.SKILL_NOTE: (
+            "[lich] Comandos de barra integrados: cuando el usuario pida ejecutar uno de los comandos de barra "
+            "propios de la CLI (como /compact), puedes nombrarlo aquí como skill (por ejemplo `compact`, con sus "
+            "argumentos en `args`). Queda en cola y se ejecuta en cuanto termine este turno, así que termina tu "
+            "turno justo después de la llamada."
+        ),
+        Key.CONTROL_NOTE: (
+            "[lich] Esta sesión: la acción `command` también se acepta con esta misma sesión como destino, "
+            "nombrada por su id de lich {session_id} (LICH_SESSION_ID). El comando queda en cola y se ejecuta "
+            "en cuanto termine este turno."
+        ),
+        Key.DENY_DEFAULT_SAVED: (
+            "/{name} no se ejecutó: ejecutado desde aquí, Claude Code lo guardaría como valor predeterminado "
+            "para cada nueva sesión de Claude Code. Ajústalo desde lich, cuyo ajuste de modelo y esfuerzo se "
+            "aplica solo a esta sesión."
+        ),
+        Key.SKILL_QUEUED: "{queued} está en cola y se ejecuta en cuanto termine este turno. Termina el turno ahora.",
+        Key.CONTROL_QUEUED: (
+            "{queued} está en cola en esta sesión y se ejecuta en cuanto termine este turno. Termina el turno ahora."
+        ),
+    },
+}
+
+
+def language(prompt_lang: str | None) -> str:
+    """Picks the catalog for LICH_PROMPT_LANG: an exact, case-sensitive match, else English.
+
+    >>> language("pt-BR"), language("PT-br"), language(None)
+    ('pt-BR', 'en', 'en')
+    """
+    return prompt_lang if prompt_lang is not None and prompt_lang in CATALOGS else ENGLISH
+
+
+def text(lang: str, key: Key, **slots: str) -> str:
+    """Fills one self-command text in a language; a key a language lacks falls back to English."""
+    catalog = CATALOGS.get(lang, CATALOGS[ENGLISH])
+    return catalog.get(key, CATALOGS[ENGLISH][key]).format(**slots)
+
+
+def queued_failed_toast(name: str, message: str) -> str:
+    """The toast for a queued command that failed once it ran (English only, as the reference's)."""
+    return f"/{name} did not run: {message}"
