@@ -129,7 +129,7 @@ class DictEnvironment:
 class ScriptedWhoami:
     """Answers whoami with a set identity, or fails with a reason; counts the calls."""
 
-    answer: Result[Identity, str] = Failure("no LICH_BIN")
+    answer: Result[Identity, str] = field(factory=lambda: Failure("no LICH_BIN"))
     calls: int = 0
 
     def whoami(self) -> Result[Identity, str]:
