@@ -277,5 +277,3 @@ def host(**commands: Command | Script) -> MemoryHost:
     """Builds a host with these commands: `host(a=Local(), b=Prompt("do b"), compact=Command(builtin=True))`."""
     made = {name: c if isinstance(c, Command) else Command(does=c) for name, c in commands.items()}
     return MemoryHost(commands=made)
-
-

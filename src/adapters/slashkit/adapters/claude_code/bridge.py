@@ -1,0 +1,183 @@
+"""The bridge's Python end: turns the mod's events into use-case calls and the use cases' port calls into
+effects for the mod to carry out. One `Bridge` per helper process; it handles one event at a time."""
+
+import threading
+from collections.abc import Callable, Collection
+
+from returns.result import Failure, Success
+
+from slashkit.adapters.claude_code import protocol as p
+from slashkit.core import chain_machine as m
+from slashkit.core import self_command_session as s
+from slashkit.core.chain_session import ENABLED_KEY, ChainSession
+from slashkit.core.ports import Environment, RunOutcome, Whoami
+
+
+class Outbox:
+    """The effects one event produced, and the callbacks waiting on the timers and runs they start."""
+
+    def __init__(self) -> None:
+        self.effects: list[p.Effect] = []
+        self._timers: dict[int, Callable[[], None]] = {}
+        self._runs: dict[int, Callable[[RunOutcome], None]] = {}
+        self._tokens = 0
+
+    def timer(self, fire: Callable[[], None]) -> int:
+        self._tokens += 1
+        self._timers[self._tokens] = fire
+        return self._tokens
+
+    def run(self, done: Callable[[RunOutcome], None]) -> int:
+        self._tokens += 1
+        self._runs[self._tokens] = done
+        return self._tokens
+
+    def fire(self, token: int) -> None:
+        # A token the helper does not hold (from a helper that was restarted) is ignored.
+        fire = self._timers.pop(token, None)
+        if fire is not None:
+            fire()
+
+    def complete(self, token: int, outcome: RunOutcome) -> None:
+        done = self._runs.pop(token, None)
+        if done is not None:
+            done(outcome)
+
+    def drain(self) -> tuple[p.Effect, ...]:
+        effects, self.effects = tuple(self.effects), []
+        return effects
+
+
+class _Clock:
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+
+    def after(self, ms: int, fire: Callable[[], None]) -> None:
+        self._outbox.effects.append(p.After(ms, self._outbox.timer(fire)))
+
+
+class _Runner:
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+        self.listed: Collection[str] = ()
+
+    def run(self, command: str, args: str, done: Callable[[RunOutcome], None]) -> None:
+        self._outbox.effects.append(p.Run(command, args, self._outbox.run(done)))
+
+    def builtins(self) -> Collection[str]:
+        return self.listed
+
+
+class _Ui:
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+
+    def log(self, text: str) -> None:
+        self._outbox.effects.append(p.Log(text))
+
+    def toast(self, text: str) -> None:
+        self._outbox.effects.append(p.Toast(text))
+
+
+class _Store:
+    """The engine's store as the mod read it for this event; a write goes back as an effect."""
+
+    def __init__(self, outbox: Outbox) -> None:
+        self._outbox = outbox
+        self.read: dict[str, object] = {}
+
+    def get(self, key: str) -> object:
+        return self.read.get(key)
+
+    def set(self, key: str, value: object) -> None:
+        self.read[key] = value
+        self._outbox.effects.append(p.StoreSet(key, value))
+
+
+class Bridge:
+    """The use cases of one engine session behind the wire format."""
+
+    def __init__(self, env: Environment, whoami: Whoami) -> None:
+        self._outbox = Outbox()
+        self._runner = _Runner(self._outbox)
+        self._store = _Store(self._outbox)
+        clock, ui = _Clock(self._outbox), _Ui(self._outbox)
+        self.chains = ChainSession(clock, self._runner, ui, self._store)
+        self.self_commands = s.SelfCommandSession(env, whoami, clock, self._runner, ui)
+        self._lock = threading.Lock()
+
+    def handle(self, event: p.Event) -> p.Answer:
+        """Handles one event; events are handled one at a time, in the order they arrive."""
+        with self._lock:
+            reply = self._dispatch(event)
+            wants = self.chains.wants() | self.self_commands.wants()
+            return p.Answer(wants=wants, reply=reply, effects=self._outbox.drain())
+
+    def _dispatch(self, event: p.Event) -> p.Reply:
+        chains = self.chains
+        match event:
+            case p.CommandTyped(command, args, origin, stored):
+                self._store.read[ENABLED_KEY] = stored
+                typed = chains.command_typed(command, args, origin)
+                if typed is None:
+                    return None
+                token = self._outbox.run(lambda outcome: chains.report_run(typed.chain, typed.index, outcome))
+                return p.RunArgs(typed.args, token)
+            case p.ChainCommand(args, stored):
+                self._store.read[ENABLED_KEY] = stored
+                return p.Text(chains.chain_command(args))
+            case p.FailCall(reason, agent):
+                return _chain_reply(chains.handle(m.FailCalled(reason, agent)))
+            case p.SkillPrompt(text):
+                return _chain_reply(chains.handle(m.PromptHanded(text)))
+            case p.UiOpen(pane, focus, placed):
+                chains.handle(m.PaneOpened(pane, focus, placed))
+            case p.UiClose(pane):
+                chains.handle(m.PaneClosed(pane))
+            case p.TurnComplete(reason, agent):
+                chains.handle(m.TurnEnded(reason, agent))
+            case p.PromptSubmit(text, origin):
+                chains.handle(m.PromptSubmitted(text, origin or ""))
+            case p.Timer(token):
+                self._outbox.fire(token)
+            case p.RunDone(token, error):
+                self._outbox.complete(token, Success(None) if error is None else Failure(error))
+            case p.SessionStart(interactive):
+                if self.self_commands.session_started(interactive):
+                    self._outbox.effects.append(p.Invalidate())
+            case p.ToolDescribe(tool, description):
+                described = self.self_commands.tool_described(tool, description)
+                return None if described is None else p.Description(described)
+            case p.SkillAnswered(skill, is_error, commands, args):
+                self._runner.listed = _builtins(commands)
+                return _tool_reply(self.self_commands.skill_answered(skill, args, is_error))
+            case p.ControlAnswered(is_error, commands, target, action, value, args):
+                self._runner.listed = _builtins(commands)
+                return _tool_reply(self.self_commands.control_answered(target, action, value, args, is_error))
+        return None
+
+
+def _builtins(commands: Collection[p.CommandInfo]) -> frozenset[str]:
+    return frozenset(c.name for c in commands if c.source == "builtin")
+
+
+def _chain_reply(reply: m.Reply) -> p.Reply:
+    match reply:
+        case m.PromptText(text):
+            return p.PromptText(text)
+        case m.ToolDenied(text):
+            return p.Deny(text)
+        case m.ToolAnswered(text) | m.CommandAnswer(text):
+            return p.Text(text)
+    return None
+
+
+def _tool_reply(reply: s.ToolReply) -> p.Reply:
+    match reply:
+        case s.SkillQueued(command, note):
+            return p.SkillLoaded(command, note)
+        case s.ControlQueued(text):
+            return p.Text(text)
+        case s.Denied(text):
+            return p.Deny(text)
+    return None

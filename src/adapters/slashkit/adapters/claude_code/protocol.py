@@ -1,0 +1,341 @@
+"""The bridge's wire format (version 1, written down in docs/bridge.md): the events the mod sends, the
+replies and effects it gets back, and the one cattrs converter that reads and writes them."""
+
+import json
+from typing import Any, ClassVar, Final
+
+from attrs import frozen
+from cattrs import ClassValidationError, transform_error
+from cattrs.gen import make_dict_structure_fn
+from cattrs.preconf.json import make_converter
+from returns.result import Failure, Result, Success
+
+VERSION: Final = 1
+#: A request larger than this is refused: no engine event comes near it (tool descriptions are a few KiB).
+MAX_BODY: Final = 1 << 20
+
+# Events (mod → helper); field names are the engine's
+
+
+@frozen
+class CommandTyped:
+    """`command.run` whose args hold `&& /<name>`; `stored` is `$.store.get("enabled")` as read just now."""
+
+    command: str
+    args: str
+    origin: str
+    stored: Any = None
+
+
+@frozen
+class ChainCommand:
+    """`/slash-chain args`; `stored` as above."""
+
+    args: str
+    stored: Any = None
+
+
+@frozen
+class FailCall:
+    """`tool.call` of `mcp__slash-chain__fail`."""
+
+    reason: Any = None
+    agentId: str | None = None
+
+
+@frozen
+class SkillPrompt:
+    """`skill.prompt`, after the engine answered: the text the model would get."""
+
+    text: str
+
+
+@frozen
+class UiOpen:
+    """`ui.open`, after the engine answered."""
+
+    id: str
+    focus: bool
+    isPlaced: bool
+
+
+@frozen
+class UiClose:
+    """`ui.close`."""
+
+    id: str
+
+
+@frozen
+class TurnComplete:
+    """`turn.complete`."""
+
+    reason: str
+    agentId: str | None = None
+
+
+@frozen
+class PromptSubmit:
+    """`prompt.submit`."""
+
+    text: str
+    origin: str | None = None
+
+
+@frozen
+class Timer:
+    """A timer an `after` effect started has fired."""
+
+    token: int
+
+
+@frozen
+class RunDone:
+    """A run a `run` effect (or a `run` reply) asked for resolved, or threw `error`."""
+
+    token: int
+    error: str | None = None
+
+
+@frozen
+class SessionStart:
+    """`session.start`, after the engine answered."""
+
+    isInteractive: bool
+
+
+@frozen
+class ToolDescribe:
+    """`tool.describe`, after the engine answered."""
+
+    tool: str
+    description: str
+
+
+@frozen
+class CommandInfo:
+    """One row of `$.command.list()`."""
+
+    name: str
+    source: str
+
+
+@frozen
+class SkillAnswered:
+    """`tool.call` of `Skill` after the tool answered with an error."""
+
+    skill: Any
+    isError: bool
+    commands: tuple[CommandInfo, ...]
+    args: Any = None
+
+
+@frozen
+class ControlAnswered:
+    """`tool.call` of `mcp__lich__control_session` after lich answered with an error."""
+
+    isError: bool
+    commands: tuple[CommandInfo, ...]
+    session: Any = None
+    action: Any = None
+    value: Any = None
+    args: Any = None
+
+
+Event = (
+    CommandTyped
+    | ChainCommand
+    | FailCall
+    | SkillPrompt
+    | UiOpen
+    | UiClose
+    | TurnComplete
+    | PromptSubmit
+    | Timer
+    | RunDone
+    | SessionStart
+    | ToolDescribe
+    | SkillAnswered
+    | ControlAnswered
+)
+
+EVENTS: Final[dict[str, type[Event]]] = {
+    "command.typed": CommandTyped,
+    "command.chain": ChainCommand,
+    "tool.fail": FailCall,
+    "skill.prompt": SkillPrompt,
+    "ui.open": UiOpen,
+    "ui.close": UiClose,
+    "turn.complete": TurnComplete,
+    "prompt.submit": PromptSubmit,
+    "timer": Timer,
+    "run.done": RunDone,
+    "session.start": SessionStart,
+    "tool.describe": ToolDescribe,
+    "skill.refused": SkillAnswered,
+    "control.refused": ControlAnswered,
+}
+
+# Effects and replies (helper → mod): each carries its `kind`
+
+
+@frozen
+class Log:
+    KIND: ClassVar = "log"
+    text: str
+
+
+@frozen
+class Toast:
+    KIND: ClassVar = "toast"
+    text: str
+
+
+@frozen
+class After:
+    """Start a timer; when it fires, send `timer` with this token."""
+
+    KIND: ClassVar = "after"
+    ms: int
+    token: int
+
+
+@frozen
+class Run:
+    """Run `/command args` now; when it resolved or threw, send `run.done` with this token."""
+
+    KIND: ClassVar = "run"
+    command: str
+    args: str
+    token: int
+
+
+@frozen
+class StoreSet:
+    KIND: ClassVar = "store.set"
+    key: str
+    value: Any
+
+
+@frozen
+class Invalidate:
+    """Redraw the tool descriptions."""
+
+    KIND: ClassVar = "invalidate"
+
+
+Effect = Log | Toast | After | Run | StoreSet | Invalidate
+
+
+@frozen
+class RunArgs:
+    """Reply to `command.typed`: run the typed command with these args, then send `run.done` with the token."""
+
+    KIND: ClassVar = "run"
+    args: str
+    token: int
+
+
+@frozen
+class Text:
+    """Reply: answer the command with this text, or the tool call with it as its result."""
+
+    KIND: ClassVar = "text"
+    text: str
+
+
+@frozen
+class Deny:
+    KIND: ClassVar = "deny"
+    text: str
+
+
+@frozen
+class PromptText:
+    KIND: ClassVar = "prompt"
+    text: str
+
+
+@frozen
+class Description:
+    KIND: ClassVar = "description"
+    text: str
+
+
+@frozen
+class SkillLoaded:
+    """Reply to `skill.refused`: answer as a loaded skill `{success: true, commandName}` with a context note."""
+
+    KIND: ClassVar = "skill"
+    commandName: str
+    context: str
+
+
+Answered = RunArgs | Text | Deny | PromptText | Description | SkillLoaded
+Reply = Answered | None
+
+
+@frozen
+class Answer:
+    """What the helper sends back for one event."""
+
+    wants: frozenset[str]
+    reply: Reply
+    effects: tuple[Effect, ...]
+
+
+# The converter
+
+_converter: Final = make_converter()
+for _event in EVENTS.values():
+    # Strict: a key the helper does not know means the mod and the helper are out of step.
+    _strict = make_dict_structure_fn(_event, _converter, _cattrs_forbid_extra_keys=True)
+    _converter.register_structure_hook(_event, _strict)
+
+
+def _with_kind(value: Effect | Answered) -> dict[str, Any]:
+    return {"kind": value.KIND, **_converter.unstructure(value)}
+
+
+def decode(body: bytes) -> Result[Event, str]:
+    """Reads one request body; a Failure says, in one line, what is wrong with it."""
+    if len(body) > MAX_BODY:
+        return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
+    try:
+        message = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        return Failure(f"request is not JSON: {err}")
+    if not isinstance(message, dict) or message.get("v") != VERSION:
+        return Failure(f"request is not a version {VERSION} bridge message")
+    name = message.get("event")
+    kind = EVENTS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        return Failure(f"unknown event {name!r}")
+    try:
+        return Success(_converter.structure(message.get("e"), kind))
+    except (ClassValidationError, TypeError, ValueError, AttributeError) as err:
+        return Failure(f"bad {message['event']} event: {_explain(err)}")
+
+
+def encode(answer: Answer) -> bytes:
+    """Writes one answer."""
+    return json.dumps(
+        {
+            "v": VERSION,
+            "wants": sorted(answer.wants),
+            "reply": None if answer.reply is None else _with_kind(answer.reply),
+            "effects": [_with_kind(effect) for effect in answer.effects],
+        },
+        ensure_ascii=False,
+    ).encode()
+
+
+def encode_error(message: str) -> bytes:
+    """Writes the answer to a request the helper could not read."""
+    return json.dumps({"v": VERSION, "error": message}, ensure_ascii=False).encode()
+
+
+def _explain(err: Exception) -> str:
+    if isinstance(err, ClassValidationError):
+        return "; ".join(transform_error(err))
+    return str(err)
