@@ -105,6 +105,11 @@ def status_text(enabled: bool, running: tuple[int, int, Step, Wait] | None) -> s
     return f"{head} · {index}/{total} {step.name}, {_WAITING[wait]}"
 
 
+#: The line a plugin logs when its Python helper cannot answer, and what the person gets meanwhile.
+CHAIN_UNAVAILABLE: Final = "unavailable: {why}; commands run as typed until it is back"
+SELF_COMMAND_UNAVAILABLE: Final = "unavailable: {why}; tool answers reach the model as the engine gave them"
+
+
 # Self-commands (worded here; lich exports the language as LICH_PROMPT_LANG)
 
 

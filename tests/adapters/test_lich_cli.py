@@ -1,0 +1,121 @@
+"""Tests for the lich CLI adapter, run against a fake lich executable in real processes."""
+
+import time
+from pathlib import Path
+
+import pytest
+from returns.result import Failure, Success
+
+from slashkit.adapters.lich_cli import (
+    NO_BIN_WHY,
+    NO_IDENTITY_WHY,
+    NOT_JSON_WHY,
+    LichEnvironment,
+    LichWhoami,
+    OsEnvironment,
+)
+from slashkit.core.ports import Identity
+from tests.support.fake_lich import WHOAMI, FakeLich, Mode, write_fake_lich
+
+
+def ask(fake: FakeLich) -> object:
+    return LichWhoami(LichEnvironment(session_id="lich-1", bin=str(fake.path), prompt_lang=None)).whoami()
+
+
+def is_gone(pid: int) -> bool:
+    """Tells whether `pid` has ended (a zombie counts: it runs nothing), waiting a moment for the kill to land."""
+    stat = Path(f"/proc/{pid}/stat")
+    for _ in range(100):
+        if not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return True
+        time.sleep(0.01)
+    return False
+
+
+class TestLichWhoami:
+    def test_whoami_returns_the_label_and_name_lich_prints(self, tmp_path: Path) -> None:
+        assert ask(write_fake_lich(tmp_path)) == Success(Identity("fix/x", "lich-plugin-a1b2"))
+
+    def test_whoami_runs_exactly_lich_bin_whoami_json(self, tmp_path: Path) -> None:
+        fake = write_fake_lich(tmp_path)
+        ask(fake)
+        assert [run.argv for run in fake.invocations()] == [(str(fake.path), "whoami", "--json")]
+
+    def test_a_lich_without_whoami_is_a_failure_naming_its_error_line(self, tmp_path: Path) -> None:
+        assert ask(write_fake_lich(tmp_path, "unknown-command")) == Failure(
+            'lich whoami exited 1: lich: unknown command "whoami"'
+        )
+
+    def test_a_hung_lich_is_killed_with_its_children_within_the_timeout(self, tmp_path: Path) -> None:
+        fake = write_fake_lich(tmp_path, "hang")
+        started = time.monotonic()
+        outcome = ask(fake)
+        assert time.monotonic() - started < 5
+        assert outcome == Failure("lich whoami did not answer within 2 s")
+        [run] = fake.invocations()
+        assert len(run.pids) == 2
+        assert all(map(is_gone, run.pids))
+
+    @pytest.mark.parametrize(
+        ("mode", "whoami", "why"),
+        [
+            ("garbage", WHOAMI, NOT_JSON_WHY),
+            ("missing-fields", WHOAMI, NO_IDENTITY_WHY),
+            ("answer", [{"label": "fix/x", "name": "lich-plugin-a1b2"}], NO_IDENTITY_WHY),
+            ("answer", "fix/x", NO_IDENTITY_WHY),
+            ("answer", None, NO_IDENTITY_WHY),
+            ("answer", {"label": 1, "name": "lich-plugin-a1b2"}, NO_IDENTITY_WHY),
+            ("answer", {"label": "fix/x", "name": None}, NO_IDENTITY_WHY),
+        ],
+    )
+    def test_output_that_is_not_an_object_with_a_string_label_and_name_is_a_failure(
+        self, tmp_path: Path, mode: Mode, whoami: object, why: str
+    ) -> None:
+        assert ask(write_fake_lich(tmp_path, mode, whoami)) == Failure(why)
+
+    def test_a_missing_binary_is_a_failure(self, tmp_path: Path) -> None:
+        missing = tmp_path / "lich"
+        assert ask(FakeLich(missing, tmp_path / "log")) == Failure(
+            f"lich could not be run: [Errno 2] No such file or directory: '{missing}'"
+        )
+
+    def test_a_binary_that_cannot_be_executed_is_a_failure(self, tmp_path: Path) -> None:
+        fake = write_fake_lich(tmp_path)
+        fake.path.chmod(0o644)
+        assert ask(fake) == Failure(f"lich could not be run: [Errno 13] Permission denied: '{fake.path}'")
+        assert fake.invocations() == []
+
+    def test_without_lich_bin_it_runs_nothing_not_even_a_lich_on_path(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        fake = write_fake_lich(tmp_path)
+        monkeypatch.setenv("PATH", str(tmp_path))
+        env = LichEnvironment.from_environ({"LICH_SESSION_ID": "lich-1"})
+        assert LichWhoami(env).whoami() == Failure(NO_BIN_WHY)
+        assert fake.invocations() == []
+
+
+class TestLichEnvironment:
+    def test_reads_the_three_lich_variables(self) -> None:
+        environ = {"LICH_SESSION_ID": "lich-1", "LICH_BIN": "/opt/lich", "LICH_PROMPT_LANG": "pt-BR", "HOME": "/"}
+        assert LichEnvironment.from_environ(environ) == LichEnvironment("lich-1", "/opt/lich", "pt-BR")
+
+    def test_an_empty_variable_counts_as_unset(self) -> None:
+        environ = {"LICH_SESSION_ID": "", "LICH_BIN": "", "LICH_PROMPT_LANG": ""}
+        assert LichEnvironment.from_environ(environ) == LichEnvironment(None, None, None)
+
+    def test_a_missing_variable_is_none(self) -> None:
+        assert LichEnvironment.from_environ({}) == LichEnvironment(None, None, None)
+
+
+class TestOsEnvironment:
+    def test_gets_a_variable_from_the_mapping_and_none_for_one_it_lacks(self) -> None:
+        env = OsEnvironment({"LICH_BIN": "/opt/lich"})
+        assert (env.get("LICH_BIN"), env.get("LICH_PORT")) == ("/opt/lich", None)
+
+    def test_reads_the_process_environment_by_default(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("LICH_PROMPT_LANG", "es")
+        assert OsEnvironment().get("LICH_PROMPT_LANG") == "es"
+
+    def test_keeps_the_variables_out_of_its_repr(self) -> None:
+        assert repr(OsEnvironment({"LICH_TOKEN": "secret"})) == "OsEnvironment()"
