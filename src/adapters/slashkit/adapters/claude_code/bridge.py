@@ -4,6 +4,7 @@ effects for the mod to carry out. One `Bridge` per helper process; it handles on
 import threading
 from collections.abc import Callable, Collection
 
+import attrs
 from returns.result import Failure, Success
 
 from slashkit.adapters.claude_code import protocol as p
@@ -46,6 +47,17 @@ class Outbox:
     def drain(self) -> tuple[p.Effect, ...]:
         effects, self.effects = tuple(self.effects), []
         return effects
+
+    def dry_run(self, token: int, restore: Callable[[], None]) -> tuple[p.Effect, ...]:
+        """The effects a run that resolves well would produce, leaving everything as it was (`restore` puts
+        back the use cases' own state)."""
+        saved = (list(self.effects), dict(self._timers), dict(self._runs), self._tokens)
+        self.effects = []
+        self.complete(token, Success(None))
+        produced = tuple(self.effects)
+        self.effects, self._timers, self._runs, self._tokens = saved
+        restore()
+        return produced
 
 
 class _Clock:
@@ -105,13 +117,40 @@ class Bridge:
         self.chains = ChainSession(clock, self._runner, ui, self._store)
         self.self_commands = s.SelfCommandSession(env, whoami, clock, self._runner, ui)
         self._lock = threading.Lock()
+        self._version = 0
+        #: The `then` lines promised with a run, and the version they hold for.
+        self._promised: dict[int, tuple[int, tuple[str, ...]]] = {}
 
     def handle(self, event: p.Event) -> p.Answer:
         """Handles one event; events are handled one at a time, in the order they arrive."""
         with self._lock:
             reply = self._dispatch(event)
+            self._version += 1
+            effects = tuple(self._promise(e) if isinstance(e, p.Run) else e for e in self._outbox.drain())
             wants = self.chains.wants() | self.self_commands.wants()
-            return p.Answer(wants=wants, reply=reply, effects=self._outbox.drain())
+            return p.Answer(version=self._version, wants=wants, reply=reply, effects=effects)
+
+    def _promise(self, run: p.Run) -> p.Run:
+        """Adds to a run the lines it writes when it resolves well, if lines are all it does."""
+        state, lich = self.chains.state, self.self_commands.lich
+
+        def restore() -> None:
+            self.chains.state, self.self_commands.lich = state, lich
+
+        produced = self._outbox.dry_run(run.token, restore)
+        if not all(isinstance(e, p.Log) for e in produced):
+            return run
+        lines = tuple(e.text for e in produced if isinstance(e, p.Log))
+        self._promised[run.token] = (self._version, lines)
+        return attrs.evolve(run, then=lines)
+
+    def _done(self, token: int, error: str | None, applied: bool) -> None:
+        promised = self._promised.pop(token, None)
+        self._outbox.complete(token, Success(None) if error is None else Failure(error))
+        if applied and promised is not None and promised[0] == self._version:
+            # The mod already wrote these lines; the state moved exactly as promised, so drop them here.
+            kept = [e for e in self._outbox.effects if not (isinstance(e, p.Log) and e.text in promised[1])]
+            self._outbox.effects = kept
 
     def _dispatch(self, event: p.Event) -> p.Reply:
         chains = self.chains
@@ -140,8 +179,8 @@ class Bridge:
                 chains.handle(m.PromptSubmitted(text, origin or ""))
             case p.Timer(token):
                 self._outbox.fire(token)
-            case p.RunDone(token, error):
-                self._outbox.complete(token, Success(None) if error is None else Failure(error))
+            case p.RunDone(token, error, applied):
+                self._done(token, error, applied)
             case p.SessionStart(interactive):
                 if self.self_commands.session_started(interactive):
                     self._outbox.effects.append(p.Invalidate())

@@ -91,10 +91,12 @@ class Timer:
 
 @frozen
 class RunDone:
-    """A run a `run` effect (or a `run` reply) asked for resolved, or threw `error`."""
+    """A run a `run` effect (or a `run` reply) asked for resolved, or threw `error`; `applied` says the mod
+    already wrote the `then` lines the `run` effect carried."""
 
     token: int
     error: str | None = None
+    applied: bool = False
 
 
 @frozen
@@ -202,12 +204,19 @@ class After:
 
 @frozen
 class Run:
-    """Run `/command args` now; when it resolved or threw, send `run.done` with this token."""
+    """Run `/command args` now; when it resolved or threw, send `run.done` with this token.
+
+    `then` holds the transcript lines a run that resolves writes, when lines are all it does: the mod writes
+    them at once if the helper has handled no other event since (its `version` is unchanged and nothing is in
+    flight). The engine of `claude -p` exits as soon as the last command resolved, before a round trip could
+    bring the chain's last line back (measured on 2.1.328).
+    """
 
     KIND: ClassVar = "run"
     command: str
     args: str
     token: int
+    then: tuple[str, ...] | None = None
 
 
 @frozen
@@ -277,8 +286,9 @@ Reply = Answered | None
 
 @frozen
 class Answer:
-    """What the helper sends back for one event."""
+    """What the helper sends back for one event; `version` counts the events it has handled."""
 
+    version: int
     wants: frozenset[str]
     reply: Reply
     effects: tuple[Effect, ...]
@@ -322,6 +332,7 @@ def encode(answer: Answer) -> bytes:
     return json.dumps(
         {
             "v": VERSION,
+            "version": answer.version,
             "wants": sorted(answer.wants),
             "reply": None if answer.reply is None else _with_kind(answer.reply),
             "effects": [_with_kind(effect) for effect in answer.effects],

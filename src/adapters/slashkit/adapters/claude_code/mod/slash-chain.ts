@@ -1,0 +1,85 @@
+/**
+ * The `slash-chain` plugin: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge: it
+ * forwards the engine's events to slashkit's Python core and answers with what the core says.
+ */
+import type { Register } from 'claude-code'
+import { ask, messageOf, wanted } from './bridge.js'
+import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
+
+export const register: Register = on => {
+  on('session.start', async ($, e, next) => {
+    const started = await next(e)
+    await $.command.register({ name: 'slash-chain', description: COMMAND_DESCRIPTION, argumentHint: COMMAND_HINT, immediate: true })
+    // Declared once at the start, so the tool list the prompt cache holds does not change mid-session.
+    await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
+    return started
+  })
+
+  // A plugin's tool waits behind ToolSearch by default; this one is listed, so the model can call it at once.
+  on('tool.describe', { tool: 'mcp__slash-chain__fail' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
+
+  on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e) => {
+    const answer = await ask($, 'tool.fail', { reason: e.reason, agentId: e.agentId ?? null })
+    const reply = answer?.reply
+    if (reply?.kind === 'text') return { result: reply.text }
+    return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
+  })
+
+  on('command.run', { command: 'slash-chain' }, async ($, e) => {
+    const stored = await $.store.get('enabled')
+    const reply = (await ask($, 'command.chain', { args: e.args, stored }))?.reply
+    return { text: reply?.kind === 'text' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
+  })
+
+  // Only a command whose arguments hold `&& /<name>` (slashkit.core.chain.SEPARATOR_JS) runs this hook, so a
+  // single command never starts Python. A literal, so `claude plugin validate` prints the pattern.
+  on('command.run', { args: /(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
+    const stored = await $.store.get('enabled')
+    const reply = (await ask($, 'command.typed', { command: e.command, args: e.args, origin: e.origin.kind, stored }))?.reply
+    if (reply?.kind !== 'run') return next(e)
+    let result
+    try {
+      result = await next({ ...e, args: reply.args })
+    } catch (err) {
+      await ask($, 'run.done', { token: reply.token, error: messageOf(err) })
+      throw err
+    }
+    await ask($, 'run.done', { token: reply.token, error: null })
+    return result
+  })
+
+  on('skill.prompt', async ($, e, next) => {
+    const result = await next(e)
+    if (!wanted('skill.prompt')) return result
+    const reply = (await ask($, 'skill.prompt', { text: result.text }))?.reply
+    return reply?.kind === 'prompt' ? { ...result, text: reply.text } : result
+  })
+
+  on('ui.open', async ($, e, next) => {
+    const result = await next(e)
+    if (wanted('ui.open')) {
+      const isPlaced = 'value' in result && result.value?.isPlaced === true
+      await ask($, 'ui.open', { id: e.id, focus: e.focus === true, isPlaced })
+    }
+    return result
+  })
+
+  on('ui.close', async ($, e, next) => {
+    if (wanted('ui.close')) await ask($, 'ui.close', { id: e.id })
+    return next(e)
+  })
+
+  on('turn.complete', async ($, e, next) => {
+    const result = await next(e)
+    if (wanted('turn.complete')) await ask($, 'turn.complete', { reason: e.reason, agentId: e.agentId ?? null })
+    return result
+  })
+
+  on('prompt.submit', async ($, e, next) => {
+    if (wanted('prompt.submit')) {
+      const origin = (e.origin as { kind?: string } | undefined)?.kind ?? null
+      await ask($, 'prompt.submit', { text: e.text, origin })
+    }
+    return next(e)
+  })
+}
