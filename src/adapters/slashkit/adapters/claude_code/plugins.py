@@ -63,6 +63,8 @@ def _lay_out_plugin(folder: Path, name: str, python: str) -> None:
     _write(folder / "hooks" / "register.ts", (mod / f"{name}.ts").read_text())
     _write(folder / "hooks" / "bridge.ts", (mod / "bridge.ts").read_text())
     _write(folder / "hooks" / "host.ts", _host_module(name, python))
+    _write(folder / "README.md", (mod / f"{name}.README.md").read_text())
+    _write_bytes(folder / ".claude-plugin" / "icon.png", (mod / "icon.png").read_bytes())
 
 
 def _host_module(name: str, python: str) -> str:
@@ -98,9 +100,14 @@ def _json(value: object) -> str:
 
 
 def _write(path: Path, content: str) -> None:
-    if path.exists() and path.read_text() == content:
+    _write_bytes(path, content.encode())
+
+
+def _write_bytes(path: Path, content: bytes) -> None:
+    # Left alone when unchanged; otherwise replaced whole, so a session loading it never reads half a file.
+    if path.exists() and path.read_bytes() == content:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(content)
+    temporary.write_bytes(content)
     temporary.replace(path)

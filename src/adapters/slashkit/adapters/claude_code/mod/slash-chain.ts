@@ -19,11 +19,10 @@ export const register: Register = on => {
   on('tool.describe', { tool: 'mcp__slash-chain__fail' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
 
   on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e) => {
-    const answer = await ask($, 'tool.fail', { reason: e.reason, agentId: e.agentId ?? null })
-    const reply = answer?.reply
+    const reply = (await ask($, 'tool.fail', { reason: e.reason, agentId: e.agentId ?? null }))?.reply
     if (reply?.kind === 'text') return { result: reply.text }
     return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
-  })
+  }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
 
   on('command.run', { command: 'slash-chain' }, async ($, e) => {
     const stored = await $.store.get('enabled')
