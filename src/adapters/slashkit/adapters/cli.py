@@ -1,0 +1,124 @@
+"""The `slashkit` command: run a chain in a headless Claude Code session, lay out the plugins, or play a
+chain through the in-memory host."""
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from slashkit.adapters.claude_code import headless, plugins
+from slashkit.adapters.memory import Local, MemoryHost, Prompt, host
+
+_EXIT = {"ran": 0, "single": 0, "stopped": 1, "cancelled": 1, "unavailable": 3, "exited": 4, "timeout": 4}
+
+_EPILOG = """\
+exit status of `run`: 0 every step ran (or a single command ran alone), 1 the chain stopped or was
+cancelled, 3 the Python helper was unavailable (the first command ran as typed), 4 Claude Code exited
+first or the timeout passed, 2 bad usage.
+
+examples:
+  slashkit run "/cost && /context && /usage"
+  claude --plugin-dir "$(slashkit claude-code plugin-dir slash-chain)"
+  claude plugin marketplace add "$(slashkit claude-code marketplace)"
+  slashkit play "/review x && /test && /deploy" --prompt review"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    match args.command:
+        case "run":
+            return _run(parser, args)
+        case "play":
+            return _play(args)
+        case "claude-code":
+            root = Path(args.root) if args.root else None
+            if args.what == "marketplace":
+                print(plugins.lay_out(root or plugins.default_root()))
+            else:
+                print(plugins.plugin_dir(args.name, root))
+            return 0
+    parser.print_help()
+    return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="slashkit",
+        description="Lets an agent CLI session run its own slash commands: /a && /b runs /b once /a ended well.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run a chain in a headless Claude Code session and print its lines")
+    run.add_argument("chain", help='the commands, as typed: "/a x && /b y"')
+    run.add_argument("--cwd", default=".", help="the project folder the session runs in (default: here)")
+    run.add_argument("--claude", help="the Claude Code CLI (default: $SLASHKIT_CLAUDE, else `claude` on PATH)")
+    run.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
+
+    play = commands.add_parser("play", help="play a chain through the in-memory host (no Claude Code needed)")
+    play.add_argument("chain", help='the commands, as typed: "/a x && /b y"')
+    play.add_argument(
+        "--prompt",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="treat /NAME as a command that hands the model a prompt whose turn ends with an answer",
+    )
+
+    code = commands.add_parser("claude-code", help="lay out the Claude Code plugins and print where they are")
+    what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
+    one = what.add_parser("plugin-dir", help="print one plugin's folder, for claude --plugin-dir")
+    one.add_argument("name", choices=plugins.PLUGINS)
+    what.add_parser("marketplace", help="print the marketplace folder, for claude plugin marketplace add")
+    code.add_argument("--root", help="lay out here instead of under $XDG_DATA_HOME/slashkit")
+    return parser
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    claude = args.claude or os.environ.get("SLASHKIT_CLAUDE") or shutil.which("claude")
+    if claude is None:
+        parser.error("no Claude Code CLI: install @anthropic-ai/claude-code, or pass --claude PATH")
+    cwd = Path(args.cwd)
+    if not cwd.is_dir():
+        parser.error(f"--cwd {cwd} is not a folder")
+    if not args.chain.startswith("/"):
+        parser.error(f"a chain starts with a slash command, as typed: {args.chain!r}")
+    outcome = headless.run_chain(
+        args.chain,
+        claude=claude,
+        plugin_dir=plugins.plugin_dir("slash-chain"),
+        cwd=cwd,
+        timeout=args.timeout,
+        on_line=print,
+    )
+    if outcome.ended in ("exited", "timeout"):
+        why = "Claude Code exited" if outcome.ended == "exited" else f"no end after {args.timeout:g} s"
+        print(f"slashkit: {why} before the chain ended", file=sys.stderr)
+    return _EXIT[outcome.ended]
+
+
+def _play(args: argparse.Namespace) -> int:
+    session = _playground(args.chain, set(args.prompt))
+    session.type(args.chain)
+    while session.chains.state.running is not None:
+        before = len(session.ui.lines)
+        session.end_turn("answer")
+        if len(session.ui.lines) == before:
+            break
+    for line in session.ui.lines:
+        print(line)
+    return 0 if session.ui.lines and session.ui.lines[-1].startswith("all ") else 1
+
+
+def _playground(chain: str, prompts: set[str]) -> MemoryHost:
+    names = [word[1:] for word in chain.split() if word.startswith("/") and len(word) > 1]
+    return host(**{name: Prompt(f"do {name}") if name in prompts else Local() for name in names})
+
+
+if __name__ == "__main__":
+    sys.exit(main())
