@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import socketserver
-import sys
 import tempfile
 import threading
 import time
@@ -54,8 +53,7 @@ class _Handler(socketserver.StreamRequestHandler):
         body = self.rfile.read(int(length))
         if method == "POST" and path == EXIT_PATH:
             self._send(200, b"{}", close=True)
-            self.server.stop()
-            return False
+            _exit(self.server.directory)
         if method != "POST" or path != EVENT_PATH:
             return self._send(404, protocol.encode_error(f"no {method} {path}; POST {EVENT_PATH}"))
         match protocol.decode(body):
@@ -91,20 +89,23 @@ class _Handler(socketserver.StreamRequestHandler):
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
 
-    def __init__(self, path: str, bridge: Bridge) -> None:
-        super().__init__(path, _Handler)
+    def __init__(self, directory: str, bridge: Bridge) -> None:
+        super().__init__(os.path.join(directory, "s"), _Handler)
+        self.directory = directory
         self.bridge = bridge
 
-    def stop(self) -> None:
-        threading.Thread(target=self.shutdown, daemon=True).start()
 
-
-def _watch_parent(server: _Server, parent: int) -> None:
-    # The engine ends the helper with SIGTERM when the session exits; if the engine itself dies, the helper
-    # is re-parented, and goes too.
+def _watch_parent(directory: str, parent: int) -> None:
+    # If the engine itself dies (no SIGTERM), the helper is re-parented, and goes too.
     while os.getppid() == parent:
         time.sleep(1)
-    server.stop()
+    _exit(directory)
+
+
+def _exit(directory: str) -> None:
+    """Leaves at once: the session that ends waits for its children, so a slow exit is its exit time."""
+    shutil.rmtree(directory, ignore_errors=True)
+    os._exit(0)
 
 
 def main() -> None:
@@ -112,16 +113,15 @@ def main() -> None:
     environment = OsEnvironment()
     bridge = Bridge(environment, LichWhoami(LichEnvironment.from_environ(os.environ)))
     directory = tempfile.mkdtemp(prefix="slashkit-")  # mode 0700: only this user reaches the socket
-    server = _Server(os.path.join(directory, "s"), bridge)
-    signal.signal(signal.SIGTERM, lambda *_: server.stop())
-    threading.Thread(target=_watch_parent, args=(server, os.getppid()), daemon=True).start()
+    server = _Server(directory, bridge)
+    # The engine ends the helper with SIGTERM when the session exits (measured on 2.1.328).
+    signal.signal(signal.SIGTERM, lambda *_: _exit(directory))
+    threading.Thread(target=_watch_parent, args=(directory, os.getppid()), daemon=True).start()
     print(f"READY {server.server_address}", flush=True)
     try:
         server.serve_forever(poll_interval=0.5)
     finally:
-        server.server_close()
-        shutil.rmtree(directory, ignore_errors=True)
-        sys.stdout.flush()
+        _exit(directory)
 
 
 if __name__ == "__main__":

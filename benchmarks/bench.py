@@ -1,0 +1,286 @@
+"""slashkit's benchmarks: the parser against the reference regex under Node, the helper's round trip and
+memory, a whole `claude -p "/cost && /context"` run against the seed's in-process mod, and the Python
+processes a session with no chain starts. Prints a Markdown report; docs/performance.md holds the last one.
+
+Run with `scripts/bench` (it sets everything up first). Needs the pinned Claude Code CLI and ../shared/seeds.
+"""
+
+import http.client
+import json
+import os
+import random
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from slashkit.adapters.claude_code.plugins import plugin_dir  # noqa: E402
+from slashkit.core.chain import parse_chain  # noqa: E402
+from tests.support.claude_cli import Isolation, claude_path, isolated_env  # noqa: E402
+from tests.support.model_server import ModelServer, text, tool_use  # noqa: E402
+
+# Parser
+
+
+def corpus(size: int, seed: int = 3) -> list[str]:
+    """Typed argument strings, most of them chains, a few plain, with odd whitespace among them."""
+    rng = random.Random(seed)
+    words = ["fix", "the", "bug", "&&", "&& b", "||", ";", "x/y", "--all", "'quoted'", "\u00a0", "\ufeff", "\x1c"]
+    names = ["test", "build", "review", "deploy:prod", "a.b", "compact", "cost"]
+    out = []
+    for _ in range(size):
+        parts = [rng.choice(words) for _ in range(rng.randint(0, 6))]
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            parts += ["&&", f"/{rng.choice(names)}", *(rng.choice(words) for _ in range(rng.randint(0, 3)))]
+        out.append(" ".join(parts))
+    return out
+
+
+NODE_PARSER = r"""
+const fs = require('fs')
+const SEPARATOR = /(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/g
+function parseChain(args) {
+  const marks = [...args.matchAll(SEPARATOR)]
+  const first = marks[0]
+  if (first === undefined) return { head: args, rest: [] }
+  const rest = marks.map((m, i) => ({ command: m[1] ?? '', args: args.slice(m.index + m[0].length, marks[i + 1]?.index ?? args.length).trim() }))
+  return { head: args.slice(0, first.index).trim(), rest }
+}
+const strings = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'))
+const rounds = Number(process.argv[2])
+let best = Infinity
+for (let r = 0; r < rounds; r++) {
+  const t = process.hrtime.bigint()
+  for (const s of strings) parseChain(s)
+  best = Math.min(best, Number(process.hrtime.bigint() - t))
+}
+console.log(best / strings.length)
+"""
+
+
+def parser_ns(strings: list[str], rounds: int = 20) -> tuple[float, float]:
+    """Nanoseconds per string, best of `rounds`: (Python parse_chain, the reference under Node)."""
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        for s in strings:
+            parse_chain(s)
+        best = min(best, time.perf_counter_ns() - start)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(strings, f)
+    node = subprocess.run(["node", "-e", NODE_PARSER, f.name, str(rounds)], capture_output=True, text=True, check=True)
+    os.unlink(f.name)
+    return best / len(strings), float(node.stdout)
+
+
+# The helper, over its socket
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path: str) -> None:
+        super().__init__("slashkit")
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.path)
+
+
+def helper_round_trips(events: int) -> dict[str, float]:
+    """Starts the helper as the mod does and times `events` events over one keep-alive connection."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "slashkit.adapters.claude_code.helper"], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    ready = child.stdout.readline()
+    ready_ms = (time.perf_counter() - started) * 1000
+    connection = UnixHTTPConnection(ready.split()[1])
+    times = []
+
+    def send(event: str, e: dict[str, object]) -> dict[str, object]:
+        body = json.dumps({"v": 1, "event": event, "e": e})
+        t = time.perf_counter()
+        connection.request("POST", "/v1/event", body, {"content-type": "application/json"})
+        answer = json.loads(connection.getresponse().read())
+        times.append((time.perf_counter() - t) * 1000)
+        assert "error" not in answer, answer
+        return answer
+
+    # A realistic mix: a two-step chain of a prompt step, with the person's prompts and turn ends around it.
+    while len(times) < events:
+        typed = send("command.typed", {"command": "review", "args": "x && /test", "origin": "composer"})
+        send("skill.prompt", {"text": "review x"})
+        send("prompt.submit", {"text": "/review x && /test", "origin": "composer"})
+        reply = typed["reply"]
+        assert isinstance(reply, dict)
+        send("run.done", {"token": reply["token"]})
+        done = send("turn.complete", {"reason": "answer"})
+        effects = done["effects"]
+        assert isinstance(effects, list)
+        timer = send("timer", {"token": effects[-1]["token"]})
+        run = timer["effects"][0]
+        assert isinstance(run, dict)
+        send("run.done", {"token": run["token"], "applied": False})
+    peak_kib = _peak_kib(child.pid)
+    child.terminate()
+    child.wait()
+    times.sort()
+    return {
+        "ready_ms": ready_ms,
+        "p50": statistics.median(times),
+        "p99": times[int(len(times) * 0.99) - 1],
+        "n": len(times),
+        "peak_mib": peak_kib / 1024,
+    }
+
+
+def _peak_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmHWM")
+
+
+# Whole runs of the real CLI
+
+
+def seed_plugin(into: Path) -> Path:
+    """Lays out the seed's TypeScript mod from ../shared/seeds (never committed as a copy)."""
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "seed_plugin.py"), str(into)], check=True, capture_output=True)
+    return into
+
+
+def whole_runs(rounds: int, base: Path) -> dict[str, object]:
+    """Times `claude -p "/cost && /context"` with slashkit's plugin and with the seed's, interleaved."""
+    ours = plugin_dir("slash-chain", base / "ours")
+    seed = seed_plugin(base / "seed")
+    times: dict[str, list[float]] = {"slashkit": [], "seed": []}
+    lines: dict[str, set[tuple[str, ...]]] = {"slashkit": set(), "seed": set()}
+    project = base / "project"
+    project.mkdir()
+    with ModelServer() as model:
+        for r in range(rounds + 1):
+            order = [("slashkit", ours), ("seed", seed)] if r % 2 else [("seed", seed), ("slashkit", ours)]
+            for name, folder in order:
+                iso = Isolation.create(base, prefix=f"{name}-{r}-")
+                env = isolated_env(iso, model.url)
+                argv = [str(claude_path()), "-p", "/cost && /context", f"--plugin-dir={folder}"]
+                argv += ["--output-format=stream-json", "--verbose"]
+                t = time.perf_counter()
+                out = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
+                elapsed = time.perf_counter() - t
+                iso.cleanup()
+                if r == 0:
+                    continue  # warm-up: the first run of each fills the disk cache
+                times[name].append(elapsed)
+                lines[name].add(tuple(_ui_logs(out.stdout)))
+    ratio = statistics.median(times["slashkit"]) / statistics.median(times["seed"])
+    return {"times": times, "ratio": ratio, "lines": lines}
+
+
+def _ui_logs(stdout: str) -> list[str]:
+    found = []
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("subtype") == "ui_log":
+            found.append(event["text"])
+    return found
+
+
+def in_engine_round_trips(base: Path, steps: int = 12) -> list[int]:
+    """Per-event fetch times the engine logs (ms, whole numbers) for a chain of `steps` local commands."""
+    from slashkit.adapters.claude_code.headless import run_chain
+
+    iso = Isolation.create(base, prefix="events-")
+    debug = base / "events-debug.log"
+    chain = " && ".join(["/cost", "/context"] * (steps // 2))
+    project = base / "events-project"
+    project.mkdir()
+    with ModelServer() as model:
+        outcome = run_chain(
+            chain,
+            claude=str(claude_path()),
+            plugin_dir=plugin_dir("slash-chain", base / "ours"),
+            cwd=project,
+            timeout=300,
+            env=isolated_env(iso, model.url),
+            extra_args=[f"--debug-file={debug}"],
+        )
+    assert outcome.ran_all, outcome
+    return [int(m) for m in re.findall(r"\$\.http\.fetch \(slash-chain\): 200 in (\d+)ms", debug.read_text())]
+
+
+def processes_without_chain(base: Path) -> dict[str, int]:
+    """Counts the processes the plugins start in a session with no chain: a prompt, a tool call, a command."""
+    project = base / "quiet-project"
+    project.mkdir()
+    debug = base / "quiet-debug.log"
+    script = [tool_use("Skill", {"skill": "compact"}), text("done")]
+    iso = Isolation.create(base, prefix="quiet-")
+    with ModelServer(script) as model:
+        env = isolated_env(iso, model.url)
+        for prompt in ("please compact", "/cost"):
+            argv = [str(claude_path()), "-p", prompt, "--output-format=stream-json", "--verbose"]
+            argv += [f"--plugin-dir={plugin_dir(name, base / 'ours')}" for name in ("slash-chain", "self-command")]
+            argv += [f"--debug-file={debug}"]
+            subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
+        requests = len(model.requests)
+    log = debug.read_text()
+    return {"spawns": len(re.findall(r"\$\.process\.spawn \(", log)), "model_requests": requests}
+
+
+# Report
+
+
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def main() -> None:
+    """Runs every benchmark and prints the report."""
+    rounds = int(os.environ.get("SLASHKIT_BENCH_ROUNDS", "10"))
+    out: list[str] = []
+    say: Callable[[str], None] = out.append
+    strings = corpus(10_000)
+    python_ns, node_ns = parser_ns(strings)
+    say(f"- parser, {len(strings)} strings, best of 20: Python {python_ns:.0f} ns/string, Node {node_ns:.0f} ns/string")
+    helper = helper_round_trips(2000)
+    say(
+        f"- helper over its socket, {helper['n']:.0f} events: p50 {helper['p50']:.3f} ms, p99 {helper['p99']:.3f} ms; "
+        f"READY after {helper['ready_ms']:.0f} ms; peak RSS {helper['peak_mib']:.1f} MiB"
+    )
+    with tempfile.TemporaryDirectory(prefix="slashkit-bench-") as tmp:
+        base = Path(tmp)
+        fetches = sorted(in_engine_round_trips(base))
+        say(
+            f"- in the engine, {len(fetches)} fetches of a 12-step chain: p50 {_median(fetches):.0f} ms, "
+            f"p99 {fetches[int(len(fetches) * 0.99) - 1]} ms, max {fetches[-1]} ms (the engine logs whole ms)"
+        )
+        quiet = processes_without_chain(base)
+        say(f"- session with no chain (a prompt with a Skill call, then /cost): {quiet['spawns']} processes started")
+        runs = whole_runs(rounds, base)
+        times = runs["times"]
+        assert isinstance(times, dict)
+        say(
+            f'- `claude -p "/cost && /context"`, {rounds} runs each, interleaved: slashkit median '
+            f"{_median(times['slashkit']):.3f} s, seed {_median(times['seed']):.3f} s, ratio {runs['ratio']:.3f}"
+        )
+        say(f"- ui_log lines, slashkit: {sorted(runs['lines']['slashkit'])}")  # type: ignore[index]
+        say(f"- ui_log lines, seed: {sorted(runs['lines']['seed'])}")  # type: ignore[index]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
