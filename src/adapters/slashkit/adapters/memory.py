@@ -196,10 +196,6 @@ class MemoryHost:
             self.chains.handle(PromptSubmitted(text, origin))
             return
         command, _, args = text[1:].partition(" ")
-        if command == CHAIN_COMMAND:
-            self.runs.append((command, args))
-            self.answers.append(self.chains.chain_command(args))
-            return
         # The engine calls the chain hook only for arguments its matcher accepts.
         typed = self.chains.command_typed(command, args, origin) if holds_chain(args) else None
         if typed is None:
@@ -252,6 +248,10 @@ class MemoryHost:
 
     def _run(self, command: str, args: str, origin: str, done: Callable[[RunOutcome], None]) -> None:
         self.runs.append((command, args))
+        if command == CHAIN_COMMAND:
+            self.answers.append(self.chains.chain_command(args))
+            done(Success(None))
+            return
         script = self.commands.get(command)
         if script is None:
             done(Failure(f"Unknown command: /{command}"))

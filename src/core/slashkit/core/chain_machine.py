@@ -359,8 +359,7 @@ def _stop(state: ChainState, r: Running, why: str) -> Transition:
 
 
 def _cancel(state: ChainState, r: Running) -> Transition:
-    line = texts.cancelled_text(r.left)
-    return Transition(attrs.evolve(state, running=None), (Log(line),), CommandAnswer(line))
+    return Transition(attrs.evolve(state, running=None), (Log(texts.cancelled_text(r.left)),))
 
 
 def _prompt_handed(state: ChainState, r: Running, text: str) -> Transition:
@@ -402,7 +401,9 @@ def _chain_command(state: ChainState, args: str, enabled: bool) -> Transition:
             state, effects = attrs.evolve(state, running=None), (*effects, *_cancel(state, r).effects)
         return Transition(state, effects, CommandAnswer(texts.ON_TEXT if on else texts.OFF_TEXT))
     if word == "stop":
-        return _cancel(state, r) if r is not None else Transition(state, reply=CommandAnswer(texts.NO_CHAIN_RUNS))
+        if r is None:
+            return Transition(state, reply=CommandAnswer(texts.NO_CHAIN_RUNS))
+        return attrs.evolve(_cancel(state, r), reply=CommandAnswer(texts.cancelled_text(r.left)))
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
     running = None if r is None else (r.index, r.total, r.step, r.wait)

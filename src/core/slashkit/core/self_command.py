@@ -1,6 +1,7 @@
 """Self-commands: when they are active, the tool-description notes, and what to do after a native refusal
 (queue a built-in, deny /model and /effort, or leave the native answer untouched). Pure decisions."""
 
+import re
 from collections.abc import Collection
 from typing import Final
 
@@ -8,9 +9,12 @@ from attrs import frozen
 
 from slashkit.core import texts
 from slashkit.core.equal_fold import equal_fold, go_trim_space
-from slashkit.core.js_text import js_trim
+from slashkit.core.js_text import JS_WHITESPACE, js_trim
 from slashkit.core.ports import Identity
 from slashkit.core.texts import Key
+
+_SPACES: Final = JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85"
+_ANY_SPACE: Final = "[" + re.escape(_SPACES) + "]"
 
 SKILL_TOOL: Final = "Skill"
 CONTROL_TOOL: Final = "mcp__lich__control_session"
@@ -84,9 +88,12 @@ def request(value: str, args: object) -> Request:
 
 
 def is_refused(name: str) -> bool:
-    """Tells whether a name is /model or /effort, in any casing, with any slashes, spaces or args around it."""
-    words = name.lstrip("/ \t").split()
-    return bool(words) and words[0].lstrip("/").casefold() in REFUSED
+    """Tells whether a name is /model or /effort, in any casing, with any slashes, spaces or args around it.
+
+    Whitespace is both languages' (JavaScript's and Python's), so no reading of the name slips past.
+    """
+    first = re.split(_ANY_SPACE, name.lstrip("/" + _SPACES), maxsplit=1)[0]
+    return first.rstrip("/").casefold() in REFUSED
 
 
 def decide(lich: Lich, asked: Request, builtins: Collection[str]) -> Decision:

@@ -1,0 +1,100 @@
+"""The parser agrees with the seed's own regex run by Node on 12,000 generated strings: one Node process
+applies seed 003's `SEPARATOR` and `parseChain` to all of them, and every result is compared."""
+
+import json
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+from slashkit.core.chain import holds_chain, parse_chain
+
+# Seed 003, `chain.ts`, as JavaScript: the regex literal and `parseChain`, character for character.
+SEED_SCRIPT = r"""
+const fs = require('fs')
+const SEPARATOR = /(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/g
+const MATCHER = /(?:^|\s)&&\s*\/[A-Za-z0-9_:.-]+(?=\s|$)/
+function parseChain(args) {
+  const marks = [...args.matchAll(SEPARATOR)]
+  const first = marks[0]
+  if (first === undefined) return { head: args, rest: [] }
+  const rest = marks.map((m, i) => ({
+    command: m[1] ?? '',
+    args: args.slice(m.index + m[0].length, marks[i + 1]?.index ?? args.length).trim(),
+  }))
+  return { head: args.slice(0, first.index).trim(), rest }
+}
+const inputs = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'))
+const out = inputs.map(s => {
+  const c = parseChain(s)
+  return [c.head, c.rest.map(r => [r.command, r.args]), MATCHER.test(s)]
+})
+fs.writeFileSync(process.argv[2], JSON.stringify(out))
+"""
+
+COUNT = 12_000
+PIECES = [
+    "&&", "&", " ", "  ", "/", "\t", "\n", "\r", "\x0b", "\x0c", "||", ";", "|", "\x1c", "\x1d", "\x1e", "\x1f",
+    "\x85", "\ufeff", "\u00a0", "\u1680", "\u2000", "\u2007", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f",
+    "\u3000", "\u180e", "\u200b", "\U0001f600", "é", "&& /", "&&/", " && /",
+]  # fmt: skip
+NAME = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:.-"
+
+
+def any_char(rng: random.Random) -> str:
+    """A random code point, never a lone surrogate (JSON and the two string models would part there)."""
+    while True:
+        c = rng.choice(
+            [rng.randrange(0x20, 0x7F), rng.randrange(0, 0x100), rng.randrange(0, 0x10000), rng.randrange(0, 0x110000)]
+        )
+        if not 0xD800 <= c <= 0xDFFF:
+            return chr(c)
+
+
+SPACES = [" ", "\t", "\n", "\u00a0", "\ufeff", "\u2028", "\u3000", "\x1c", "\x1f", "\x85", "\u180e", ""]
+
+
+def separator(rng: random.Random) -> str:
+    """`&&`, spaces, a slash and a name, each part sometimes spoiled by a space only one language has."""
+    name = "".join(rng.choice(NAME) for _ in range(rng.randrange(1, 5)))
+    return "".join([rng.choice(SPACES), "&&", rng.choice(SPACES), "/", name, rng.choice(SPACES)])
+
+
+def generated(rng: random.Random) -> str:
+    """A string biased toward separators: pieces of `&&`, slashes, names and both languages' spaces."""
+    parts = []
+    for _ in range(rng.randrange(0, 12)):
+        roll = rng.random()
+        if roll < 0.3:
+            parts.append(separator(rng))
+        elif roll < 0.6:
+            parts.append(rng.choice(PIECES))
+        elif roll < 0.85:
+            parts.append("".join(rng.choice(NAME) for _ in range(rng.randrange(1, 6))))
+        else:
+            parts.append(any_char(rng))
+    return "".join(parts)
+
+
+def test_the_parser_agrees_with_the_seeds_regex_run_by_node(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "node is not on PATH: this test runs the seed's regex under Node and must not be skipped"
+    rng = random.Random(20260329)
+    inputs = [generated(rng) for _ in range(COUNT)]
+    inputs += ["", "&& /a", "a\x1c&& /b", "\ufeff&& /b\ufeff", "a && /b\x85c", "a\u2028&&\u2029/b\u3000c"]
+    source, result = tmp_path / "inputs.json", tmp_path / "out.json"
+    source.write_text(json.dumps(inputs), encoding="utf-8")
+
+    subprocess.run([node, "-e", SEED_SCRIPT, str(source), str(result)], check=True, timeout=120)
+    answers = json.loads(result.read_text(encoding="utf-8"))
+
+    assert len(answers) == len(inputs)
+    chains = sum(1 for _, rest, _ in answers if rest)
+    assert chains > COUNT // 10, "too few generated strings hold a separator to test the parser"
+    mismatches = []
+    for args, (head, rest, holds) in zip(inputs, answers, strict=True):
+        chain = parse_chain(args)
+        ours = (chain.head, [[s.command, s.args] for s in chain.rest], holds_chain(args))
+        if ours != (head, rest, holds):
+            mismatches.append((args, ours, (head, rest, holds)))
+    assert mismatches == []

@@ -1,0 +1,122 @@
+"""The chain parser: `&& /<name>` splits typed arguments, as seed 003's `parseChain` does, with JavaScript's
+whitespace and trim (design.md, "Parsing")."""
+
+import re
+
+import pytest
+
+from slashkit.core.chain import SEPARATOR_JS, Chain, Step, holds_chain, parse_chain
+
+
+def test_arguments_without_a_separator_stay_as_typed() -> None:
+    assert parse_chain("  keep  my spaces  ") == Chain(head="  keep  my spaces  ", rest=())
+
+
+def test_a_separator_splits_the_head_from_a_step_and_both_are_trimmed() -> None:
+    assert parse_chain("  x y  && /b  z w  ") == Chain(head="x y", rest=(Step("b", "z w"),))
+
+
+def test_each_separator_starts_a_step_whose_args_run_to_the_next() -> None:
+    assert parse_chain("x && /b y && /c && /d z") == Chain(
+        head="x", rest=(Step("b", "y"), Step("c", ""), Step("d", "z"))
+    )
+
+
+def test_a_separator_may_start_the_text() -> None:
+    assert parse_chain("&& /b y") == Chain(head="", rest=(Step("b", "y"),))
+
+
+def test_whitespace_between_the_ampersands_and_the_slash_is_optional() -> None:
+    assert parse_chain("x &&/b") == Chain(head="x", rest=(Step("b", ""),))
+    assert parse_chain("x &&\t\n /b") == Chain(head="x", rest=(Step("b", ""),))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "a && b",  # no slash: `/commit a && b` keeps its text
+        "a&& /b",  # `&&` must start the text or follow whitespace
+        "a || /b",
+        "a ; /b",
+        "a | /b",
+        "a & /b",
+        "a && /b/c",  # the name must end at whitespace or the end
+        "a && /b!",
+        "a && /",
+        "a && / b",
+        "a &&& /b",
+    ],
+)
+def test_text_that_is_no_separator_stays_in_the_args(args: str) -> None:
+    assert parse_chain(args) == Chain(head=args, rest=())
+    assert not holds_chain(args)
+
+
+def test_a_name_is_letters_digits_and_underscore_colon_dot_dash() -> None:
+    assert parse_chain("&& /plugin:do_it.v2-x go") == Chain(head="", rest=(Step("plugin:do_it.v2-x", "go"),))
+
+
+def test_a_separator_that_follows_a_line_break_splits_too() -> None:
+    assert parse_chain("fix it\n&& /b\nnow") == Chain(head="fix it", rest=(Step("b", "now"),))
+
+
+def test_a_step_whose_args_are_another_separator_gets_empty_args() -> None:
+    assert parse_chain("&& /a && /b") == Chain(head="", rest=(Step("a", ""), Step("b", "")))
+
+
+# Measured differences between JavaScript's `\s`/trim and Python's `\s`/`str.strip` (ECMA-262 WhiteSpace and
+# LineTerminator against Python's str.isspace): U+001C-U+001F and U+0085 are whitespace only in Python, U+FEFF
+# only in JavaScript.
+
+
+@pytest.mark.parametrize("char", ["\x1c", "\x1d", "\x1e", "\x1f", "\x85"])
+def test_characters_only_python_calls_whitespace_do_not_separate(char: str) -> None:
+    assert parse_chain(f"a{char}&& /b") == Chain(head=f"a{char}&& /b", rest=())
+    assert parse_chain(f"a &&{char}/b") == Chain(head=f"a &&{char}/b", rest=())
+    assert parse_chain(f"a && /b{char}") == Chain(head=f"a && /b{char}", rest=())
+
+
+@pytest.mark.parametrize("char", ["\x1c", "\x1d", "\x1e", "\x1f", "\x85"])
+def test_characters_only_python_calls_whitespace_are_not_trimmed(char: str) -> None:
+    assert parse_chain(f"{char}a{char} && /b {char}c{char}") == Chain(
+        head=f"{char}a{char}", rest=(Step("b", f"{char}c{char}"),)
+    )
+
+
+def test_a_byte_order_mark_is_javascript_whitespace() -> None:
+    assert parse_chain("\ufeffa\ufeff&&\ufeff/b\ufeffc\ufeff") == Chain(head="a", rest=(Step("b", "c"),))
+
+
+@pytest.mark.parametrize(
+    "char", ["\u00a0", "\u1680", "\u2000", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\x0b", "\x0c"]
+)
+def test_other_javascript_whitespace_separates_and_is_trimmed(char: str) -> None:
+    assert parse_chain(f"{char}a{char}&&{char}/b{char}c{char}") == Chain(head="a", rest=(Step("b", "c"),))
+
+
+@pytest.mark.parametrize("char", ["\u180e", "\u200b", "\u2060"])
+def test_format_characters_are_not_whitespace(char: str) -> None:
+    assert parse_chain(f"a{char}&& /b") == Chain(head=f"a{char}&& /b", rest=())
+
+
+def test_the_separator_the_engine_is_given_is_the_seeds_literal() -> None:
+    assert SEPARATOR_JS == r"/(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/"
+
+
+@pytest.mark.parametrize("args", ["x && /b", "&& /b", "a\t&&/b:c", "x && /b y && /c"])
+def test_holds_chain_says_whether_a_separator_is_there(args: str) -> None:
+    assert holds_chain(args)
+    assert parse_chain(args).rest != ()
+
+
+def test_a_step_reads_as_slash_name_and_args() -> None:
+    assert Step("b", "").name == "/b"
+    assert Step("b", "x y").name == "/b x y"
+
+
+def test_the_separator_pattern_compiles_in_python_as_the_seed_wrote_it_for_ascii_text() -> None:
+    # The literal, read with Python's regex engine: on ASCII text without U+001C-U+001F both agree.
+    body = SEPARATOR_JS[1:-1]
+    literal = re.compile(body.replace("^", r"\A").replace("$", r"\Z"))
+    for args in ["x && /b y && /c", "a&& /b", "&& /b", "a && /b/c", "a\t&&\n/b"]:
+        assert [m.group(1) for m in literal.finditer(args)] == [s.command for s in parse_chain(args).rest]

@@ -1,0 +1,78 @@
+"""The events a chain needs next (design.md, "Claude Code adapter principles": events the state does not care
+about must not start Python): the state names them, and an event it does not name changes nothing."""
+
+from slashkit.adapters.memory import Command, Local, Pane, Prompt, host
+from slashkit.core.chain_machine import (
+    ChainState,
+    Event,
+    PaneClosed,
+    PaneOpened,
+    PromptHanded,
+    PromptSubmitted,
+    Transition,
+    TurnEnded,
+    on_event,
+)
+
+#: One event of each kind a host may skip, by the name the host gives it.
+OPTIONAL: dict[str, list[Event]] = {
+    "skill.prompt": [PromptHanded("do it")],
+    "ui.open": [PaneOpened("pane-1", focus=True, placed=True)],
+    "ui.close": [PaneClosed("pane-1")],
+    "turn.complete": [TurnEnded("answer"), TurnEnded("error")],
+    "prompt.submit": [PromptSubmitted("never mind", "composer")],
+}
+
+
+def assert_unwanted_events_change_nothing(state: ChainState, wanted: frozenset[str]) -> None:
+    for name, events in OPTIONAL.items():
+        if name in wanted:
+            continue
+        for event in events:
+            assert on_event(state, event) == Transition(state), (name, event)
+
+
+def test_with_no_chain_running_no_optional_event_is_wanted() -> None:
+    h = host(a=Local())
+    h.type("/a")
+
+    assert h.chains.wants() == frozenset()
+    assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
+
+
+def test_a_running_step_wants_its_prompt_its_pane_and_the_persons_prompts() -> None:
+    h = host(a=Command(does=Local(), held=True), b=Local())
+    h.type("/a && /b")
+
+    assert h.chains.wants() == frozenset({"skill.prompt", "ui.open", "prompt.submit"})
+    assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
+
+
+def test_a_prompt_step_waiting_for_its_turn_wants_the_turn_end() -> None:
+    h = host(a=Prompt("do a"), b=Local())
+    h.type("/a && /b")
+
+    assert h.chains.wants() == frozenset({"turn.complete", "prompt.submit"})
+    assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
+
+
+def test_a_held_prompt_step_wants_a_turn_end_before_its_run_resolved() -> None:
+    h = host(a=Command(does=Prompt("do a"), held=True), b=Local())
+    h.type("/a && /b")
+
+    assert h.chains.wants() == frozenset({"skill.prompt", "ui.open", "turn.complete", "prompt.submit"})
+
+
+def test_a_pane_step_waiting_for_its_pane_wants_the_close() -> None:
+    h = host(a=Pane("pane-1"), b=Local())
+    h.type("/a && /b")
+
+    assert h.chains.wants() == frozenset({"ui.close", "prompt.submit"})
+    assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
+
+
+def test_the_checker_sees_a_wanted_event_change_the_state() -> None:
+    h = host(a=Pane("pane-1"), b=Local())
+    h.type("/a && /b")
+
+    assert on_event(h.chains.state, PaneClosed("pane-1")) != Transition(h.chains.state)
