@@ -1,6 +1,7 @@
 """The bridge's Python end: turns the mod's events into use-case calls and the use cases' port calls into
 effects for the mod to carry out. One `Bridge` per helper process; it handles one event at a time."""
 
+import sys
 import threading
 from collections.abc import Callable, Collection
 
@@ -48,16 +49,14 @@ class Outbox:
         effects, self.effects = tuple(self.effects), []
         return effects
 
-    def dry_run(self, token: int, restore: Callable[[], None]) -> tuple[p.Effect, ...]:
-        """The effects a run that resolves well would produce, leaving everything as it was (`restore` puts
-        back the use cases' own state)."""
+    def save(self) -> Callable[[], None]:
+        """Remembers everything the outbox holds; the returned function puts it back."""
         saved = (list(self.effects), dict(self._timers), dict(self._runs), self._tokens)
-        self.effects = []
-        self.complete(token, Success(None))
-        produced = tuple(self.effects)
-        self.effects, self._timers, self._runs, self._tokens = saved
-        restore()
-        return produced
+
+        def restore() -> None:
+            self.effects, self._timers, self._runs, self._tokens = saved
+
+        return restore
 
 
 class _Clock:
@@ -118,39 +117,67 @@ class Bridge:
         self.self_commands = s.SelfCommandSession(env, whoami, clock, self._runner, ui)
         self._lock = threading.Lock()
         self._version = 0
-        #: The `then` lines promised with a run, and the version they hold for.
-        self._promised: dict[int, tuple[int, tuple[str, ...]]] = {}
+        #: The version the foreseen effects of a timer or run hold for, by token.
+        self._foreseen: dict[int, int] = {}
 
     def handle(self, event: p.Event) -> p.Answer:
         """Handles one event; events are handled one at a time, in the order they arrive."""
         with self._lock:
+            before = self._version
             reply = self._dispatch(event)
             self._version += 1
-            effects = tuple(self._promise(e) if isinstance(e, p.Run) else e for e in self._outbox.drain())
+            effects = tuple(self._foresee(e, self._version) for e in self._outbox.drain())
+            if self._carried_out(event, before):
+                effects = ()
             wants = self.chains.wants() | self.self_commands.wants()
             return p.Answer(version=self._version, wants=wants, reply=reply, effects=effects)
 
-    def _promise(self, run: p.Run) -> p.Run:
-        """Adds to a run the lines it writes when it resolves well, if lines are all it does."""
+    # Foresight: what a timer or a run will do, so the mod need not wait a round trip for it. The core is
+    # deterministic, so if the helper handles no other event first, the foreseen effects are the effects.
+
+    def _foresee(self, effect: p.Effect, version: int | None) -> p.Effect:
+        """Adds to a run the lines it writes when it resolves well, and to a timer what it does when it
+        fires, when that is all they do; records them as holding for `version` (None: do not record)."""
+        match effect:
+            case p.Run(token=token):
+                produced = self._dry(lambda: self._outbox.complete(token, Success(None)))
+                if not all(isinstance(e, p.Log) for e in produced):
+                    return effect
+                self._hold(token, version)
+                return attrs.evolve(effect, then=tuple(e.text for e in produced if isinstance(e, p.Log)))
+            case p.After(token=token):
+                produced = self._dry(lambda: self._outbox.fire(token))
+                fires = tuple(e for e in produced if isinstance(e, p.Log | p.Run))
+                if len(fires) != len(produced):
+                    return effect
+                self._hold(token, version)
+                return attrs.evolve(effect, fires=fires)
+        return effect
+
+    def _dry(self, action: Callable[[], None]) -> tuple[p.Effect, ...]:
+        """The effects `action` produces, each foreseen in turn, leaving everything as it was."""
+        restore_outbox = self._outbox.save()
         state, lich = self.chains.state, self.self_commands.lich
+        self._outbox.effects = []
+        action()
+        produced = tuple(self._foresee(e, None) for e in self._outbox.effects)
+        restore_outbox()
+        self.chains.state, self.self_commands.lich = state, lich
+        return produced
 
-        def restore() -> None:
-            self.chains.state, self.self_commands.lich = state, lich
+    def _hold(self, token: int, version: int | None) -> None:
+        if version is not None:
+            self._foreseen[token] = version
 
-        produced = self._outbox.dry_run(run.token, restore)
-        if not all(isinstance(e, p.Log) for e in produced):
-            return run
-        lines = tuple(e.text for e in produced if isinstance(e, p.Log))
-        self._promised[run.token] = (self._version, lines)
-        return attrs.evolve(run, then=lines)
-
-    def _done(self, token: int, error: str | None, applied: bool) -> None:
-        promised = self._promised.pop(token, None)
-        self._outbox.complete(token, Success(None) if error is None else Failure(error))
-        if applied and promised is not None and promised[0] == self._version:
-            # The mod already wrote these lines; the state moved exactly as promised, so drop them here.
-            kept = [e for e in self._outbox.effects if not (isinstance(e, p.Log) and e.text in promised[1])]
-            self._outbox.effects = kept
+    def _carried_out(self, event: p.Event, before: int) -> bool:
+        """Tells whether the mod already carried out what this event produced: it applied the foreseen
+        effects, and the helper had handled no other event since it foresaw them."""
+        if not isinstance(event, p.Timer | p.RunDone):
+            return False
+        held = self._foreseen.pop(event.token, None)
+        if event.applied and held != before:
+            print(f"slashkit: the mod applied a stale forecast for token {event.token}", file=sys.stderr)
+        return event.applied and held == before
 
     def _dispatch(self, event: p.Event) -> p.Reply:
         chains = self.chains
@@ -179,8 +206,8 @@ class Bridge:
                 chains.handle(m.PromptSubmitted(text, origin or ""))
             case p.Timer(token):
                 self._outbox.fire(token)
-            case p.RunDone(token, error, applied):
-                self._done(token, error, applied)
+            case p.RunDone(token, error):
+                self._outbox.complete(token, Success(None) if error is None else Failure(error))
             case p.SessionStart(interactive):
                 if self.self_commands.session_started(interactive):
                     self._outbox.effects.append(p.Invalidate())

@@ -84,9 +84,11 @@ class PromptSubmit:
 
 @frozen
 class Timer:
-    """A timer an `after` effect started has fired."""
+    """A timer an `after` effect started has fired; `applied` says the mod already carried out the `fires`
+    effects the `after` effect carried."""
 
     token: int
+    applied: bool = False
 
 
 @frozen
@@ -195,11 +197,17 @@ class Toast:
 
 @frozen
 class After:
-    """Start a timer; when it fires, send `timer` with this token."""
+    """Start a timer; when it fires, send `timer` with this token.
+
+    `fires` holds what the helper does when the timer fires (runs, lines), if the helper has handled no
+    other event by then: the mod carries it out at once, as the seed's in-process timer does, instead of
+    waiting a round trip (`claude -p` exits once the session is idle, measured on 2.1.328).
+    """
 
     KIND: ClassVar = "after"
     ms: int
     token: int
+    fires: "tuple[Log | Run, ...] | None" = None
 
 
 @frozen
@@ -304,7 +312,10 @@ for _event in EVENTS.values():
 
 
 def _with_kind(value: Effect | Answered) -> dict[str, Any]:
-    return {"kind": value.KIND, **_converter.unstructure(value)}
+    written: dict[str, Any] = {"kind": value.KIND, **_converter.unstructure(value)}
+    if isinstance(value, After) and value.fires is not None:
+        written["fires"] = [_with_kind(effect) for effect in value.fires]
+    return written
 
 
 def decode(body: bytes) -> Result[Event, str]:

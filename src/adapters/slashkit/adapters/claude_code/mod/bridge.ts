@@ -9,7 +9,7 @@ import { ANSWER_TIMEOUT_MS, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE }
 export type Effect =
   | { kind: 'log'; text: string }
   | { kind: 'toast'; text: string }
-  | { kind: 'after'; ms: number; token: number }
+  | { kind: 'after'; ms: number; token: number; fires: Effect[] | null }
   | { kind: 'run'; command: string; args: string; token: number; then: string[] | null }
   | { kind: 'store.set'; key: string; value: unknown }
   | { kind: 'invalidate' }
@@ -79,8 +79,10 @@ async function send($: EngineInterface, current: Helper, event: string, e: unkno
 
 /** Logs once why the helper cannot answer, until it answers again. */
 function unavailable($: EngineInterface, why: string): void {
-  if (down === undefined) $.ui.log(UNAVAILABLE.replace('{why}', why))
-  down = why
+  // The engine names the calling plugin in front of a `$` call's error, and again in front of the line.
+  const reason = why.replace(/^(slash-chain|self-command): /, '')
+  if (down === undefined) $.ui.log(UNAVAILABLE.replace('{why}', reason))
+  down = reason
 }
 
 /** Tells the engine-facing hooks that a hook of their own (not the helper) failed. */
@@ -194,12 +196,25 @@ async function act($: EngineInterface, fx: Effect, at: number): Promise<void> {
       $.ui.invalidate('tool.describe')
       return
     case 'after':
-      $.clock.after(fx.ms, () => void ask($, 'timer', { token: fx.token }))
+      $.clock.after(fx.ms, () => void fire($, fx.token, fx.fires ?? null, at, helper))
       return
     case 'run':
-      void runThenReport($, fx.command, fx.args, fx.token, fx.then, at)
+      void runThenReport($, fx.command, fx.args, fx.token, fx.then ?? null, at, helper)
       return
   }
+}
+
+/**
+ * A timer the helper started fired. What the helper foresaw it doing (`fires`) is carried out at once when
+ * the helper has moved on by no other event since (`at`), as the seed's in-process timer would: a round
+ * trip first can lose the race with `claude -p`'s exit (measured on 2.1.328). The helper then skips it.
+ */
+async function fire($: EngineInterface, token: number, fires: Effect[] | null, at: number, issuer: Helper | undefined): Promise<void> {
+  // A timer a helper that has since gone started means nothing to the next one: nothing to send.
+  if (helper !== issuer) return
+  const applied = fires !== null && version === at && inFlight === 0
+  if (applied) for (const fx of fires) await act($, fx, at + 1)
+  await ask($, 'timer', { token, applied })
 }
 
 /**
@@ -207,13 +222,22 @@ async function act($: EngineInterface, fx: Effect, at: number): Promise<void> {
  * The lines promised for a run that resolves are written at once when the helper has moved on by no other
  * event since (`at`), because `claude -p` exits as soon as its last command resolved.
  */
-async function runThenReport($: EngineInterface, command: string, args: string, token: number, then: string[] | null, at: number): Promise<void> {
+async function runThenReport(
+  $: EngineInterface,
+  command: string,
+  args: string,
+  token: number,
+  then: string[] | null,
+  at: number,
+  issuer: Helper | undefined,
+): Promise<void> {
   let error: string | null = null
   try {
     await $.command.run({ command, args })
   } catch (err) {
     error = messageOf(err)
   }
+  if (helper !== issuer) return
   const applied = error === null && then !== null && version === at && inFlight === 0
   if (applied) for (const line of then) $.ui.log(line)
   await ask($, 'run.done', { token, error, applied })

@@ -1,0 +1,591 @@
+/**
+ * The slash-chain plugin under the kit: what it sends the helper, what it does with the answers, and how it
+ * behaves when the helper is unavailable. Each test gets a fresh copy of the plugin (module state included).
+ */
+import type { Register } from 'claude-code'
+import { describe, expect, test } from 'claude-code/testing'
+import {
+  ANSWER_TIMEOUT_MS,
+  deferred,
+  type Effect,
+  fakeHelper,
+  HELPER_ARGS,
+  never,
+  type Response,
+  type SpawnMode,
+  socket,
+  START,
+  START_TIMEOUT_MS,
+  text,
+  typed,
+} from './fake-helper.js'
+
+const FAIL_TOOL = 'mcp__slash-chain__fail'
+const OPTIONAL = ['skill.prompt', 'ui.open', 'ui.close', 'turn.complete', 'prompt.submit']
+const UNAVAILABLE = /^unavailable: (.+); commands run as typed until it is back$/
+
+/** Another plugin that opens and closes a pane, so the plugin under test hears `ui.open` and `ui.close`. */
+const PANES: { name: string; register: Register } = {
+  name: 'panes',
+  register(on) {
+    on('command.run', { command: 'open-board' }, async $ => {
+      const placed = await $.ui.open({ id: 'board', focus: true })
+      return { text: JSON.stringify(placed) }
+    })
+    on('command.run', { command: 'close-board' }, async $ => {
+      await $.ui.close({ id: 'board' })
+      return { text: 'closed' }
+    })
+  },
+}
+
+const TURN = { answer: 'done', durationMs: 12, isAborted: false, turnId: 'turn-1', reason: 'answer' } as const
+
+describe('session start', () => {
+  test('registers /slash-chain and the fail tool, and starts no helper', async ($, on) => {
+    const fake = fakeHelper(on)
+    expect(await $.session.start(START)).toEqual({ cwd: START.cwd })
+    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail'])
+    expect(fake.registered[0]?.spec).toMatchObject({ name: 'slash-chain', immediate: true, description: expect.any(String), argumentHint: expect.any(String) })
+    expect(fake.registered[1]?.spec).toMatchObject({ name: 'fail', inputSchema: { type: 'object', required: ['reason'] } })
+    expect(fake.spawned).toEqual([])
+    expect(fake.sent).toEqual([])
+  })
+
+  test('the fail tool is described as not deferred, its description kept', async ($, on) => {
+    fakeHelper(on)
+    await $.session.start(START)
+    const provider = { plugin: 'slash-chain', tier: 'user' } as const
+    const described = await $.tool.describe({ tool: FAIL_TOOL, description: 'Stops the running slash-chain', isDeferred: true, provider })
+    expect(described).toMatchObject({ description: 'Stops the running slash-chain', isDeferred: false })
+  })
+})
+
+describe('event forwarding', () => {
+  test('a chain sends command.typed with the command, args, origin kind and stored setting', async ($, on) => {
+    const fake = fakeHelper(on, { store: { enabled: false } })
+    await $.session.start(START)
+
+    const first = await $.command.run(typed('context', 'all && /cost'))
+    const second = await $.command.run(typed('cost', '&& /usage now', { kind: 'plugin', name: 'other' }))
+
+    expect(fake.spawned).toEqual([[expect.stringMatching(/^\//), ...HELPER_ARGS]])
+    expect(fake.sent).toEqual([
+      { event: 'command.typed', e: { command: 'context', args: 'all && /cost', origin: 'composer', stored: false } },
+      { event: 'command.typed', e: { command: 'cost', args: '&& /usage now', origin: 'plugin', stored: false } },
+    ])
+    expect(fake.sockets).toEqual([socket(1), socket(1)])
+    // A null reply: the command runs exactly as typed.
+    expect(fake.ran.map(r => r.args)).toEqual(['all && /cost', '&& /usage now'])
+    expect(first).toEqual({ text: 'ran /context all && /cost' })
+    expect(second).toEqual({ text: 'ran /cost && /usage now' })
+    expect(fake.logs).toEqual([])
+  })
+
+  test('stored is absent when the store holds no setting', async ($, on) => {
+    const fake = fakeHelper(on)
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    expect(fake.sent).toHaveLength(1)
+    expect('stored' in (fake.sent[0]?.e ?? {})).toBe(false)
+  })
+
+  test('a single command sends nothing, starts no helper and runs as typed', async ($, on) => {
+    const fake = fakeHelper(on, { store: { enabled: true } })
+    await $.session.start(START)
+    const single = ['', 'x', 'a && b', 'x&& /b', 'x &&', 'x && /', 'x && /b/c', 'x &&& /b', 'x && ./b']
+    for (const args of single) {
+      expect(await $.command.run(typed('cost', args))).toEqual({ text: `ran /cost ${args}` })
+    }
+    expect(fake.spawned).toEqual([])
+    expect(fake.sent).toEqual([])
+    expect(fake.ran.map(r => r.args)).toEqual(single)
+  })
+
+  test('/slash-chain sends command.chain and answers with the reply text', async ($, on) => {
+    const fake = fakeHelper(on, { store: { enabled: true } })
+    fake.answer = () => ({ reply: text('slash-chain: on, no chain running') })
+    await $.session.start(START)
+    const answer = await $.command.run(typed('slash-chain', 'off'))
+    expect(answer).toEqual({ text: 'slash-chain: on, no chain running' })
+    expect(fake.sent).toEqual([{ event: 'command.chain', e: { args: 'off', stored: true } }])
+    expect(fake.ran).toEqual([])
+  })
+
+  test('optional events start no helper until an answer wants them', { plugins: [PANES] }, async ($, on) => {
+    const fake = fakeHelper(on)
+    await $.session.start(START)
+    expect(await $.skill.prompt({ skill: 'review', text: 'Review the diff' })).toEqual({ text: 'Review the diff' })
+    await $.command.run(typed('open-board', ''))
+    await $.command.run(typed('close-board', ''))
+    await $.turn.complete(TURN)
+    await $.prompt.submit({ text: 'hello', wait: false, origin: { kind: 'composer' } })
+    expect(fake.spawned).toEqual([])
+    expect(fake.sent).toEqual([])
+    expect(fake.panes).toEqual(['open board', 'close board'])
+  })
+
+  test('optional events are sent while the last answer wants them', { plugins: [PANES] }, async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = sent => (sent.event === 'skill.prompt' ? { wants: OPTIONAL, reply: { kind: 'prompt', text: 'Review the diff, then stop' } } : { wants: OPTIONAL })
+    await $.session.start(START)
+    await $.command.run(typed('review', 'x && /cost'))
+
+    expect(await $.skill.prompt({ skill: 'review', text: 'Review the diff' })).toEqual({ text: 'Review the diff, then stop' })
+    expect(await $.command.run(typed('open-board', ''))).toEqual({ text: '{"isPlaced":true}' })
+    fake.placed = false
+    await $.command.run(typed('open-board', ''))
+    await $.command.run(typed('close-board', ''))
+    await $.turn.complete(TURN)
+    await $.turn.complete({ ...TURN, reason: 'error', agentId: 'agent-7' })
+    await $.prompt.submit({ text: 'next', wait: false, origin: { kind: 'sdk' } })
+
+    expect(fake.sent.slice(1)).toEqual([
+      { event: 'skill.prompt', e: { text: 'Review the diff' } },
+      { event: 'ui.open', e: { id: 'board', focus: true, isPlaced: true } },
+      { event: 'ui.open', e: { id: 'board', focus: true, isPlaced: false } },
+      { event: 'ui.close', e: { id: 'board' } },
+      { event: 'turn.complete', e: { reason: 'answer', agentId: null } },
+      { event: 'turn.complete', e: { reason: 'error', agentId: 'agent-7' } },
+      { event: 'prompt.submit', e: { text: 'next', origin: 'sdk' } },
+    ])
+    expect(fake.spawned).toHaveLength(1)
+  })
+
+  test('each answer replaces the wants: an event no longer wanted is not sent', async ($, on) => {
+    const fake = fakeHelper(on)
+    const wants: Record<string, string[]> = { 'command.typed': ['turn.complete', 'prompt.submit'], 'turn.complete': ['prompt.submit'], 'prompt.submit': [] }
+    fake.answer = sent => ({ wants: wants[sent.event] ?? [] })
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    await $.skill.prompt({ skill: 's', text: 'not wanted' })
+    await $.turn.complete(TURN)
+    await $.turn.complete(TURN)
+    await $.prompt.submit({ text: 'one', wait: false, origin: { kind: 'composer' } })
+    await $.prompt.submit({ text: 'two', wait: false, origin: { kind: 'composer' } })
+    await $.turn.complete(TURN)
+    expect(fake.events()).toEqual(['command.typed', 'turn.complete', 'prompt.submit'])
+  })
+
+  test('the fail tool sends tool.fail and maps a text reply to its result, a deny to a deny', async ($, on) => {
+    const fake = fakeHelper(on)
+    const replies: Response[] = [
+      { reply: text('Stopped the chain: /b did not run.') },
+      { reply: { kind: 'deny', text: 'No slash-chain step is waiting on you.' } },
+      { reply: null },
+    ]
+    fake.answer = () => replies.shift() ?? {}
+    await $.session.start(START)
+
+    const stopped = await $.tool.call({ tool: FAIL_TOOL, reason: 'the tests failed' })
+    const denied = await $.tool.call({ tool: FAIL_TOOL, reason: 'no reason', agentId: 'agent-2' })
+    const unanswered = await $.tool.call({ tool: FAIL_TOOL, reason: 'x' })
+
+    expect(fake.sent).toEqual([
+      { event: 'tool.fail', e: { reason: 'the tests failed', agentId: null } },
+      { event: 'tool.fail', e: { reason: 'no reason', agentId: 'agent-2' } },
+      { event: 'tool.fail', e: { reason: 'x', agentId: null } },
+    ])
+    expect(stopped).toEqual({ result: 'Stopped the chain: /b did not run.' })
+    expect(denied).toEqual({ deny: 'No slash-chain step is waiting on you.' })
+    expect(unanswered).toEqual({ deny: 'unavailable: no answer; commands run as typed until it is back' })
+  })
+})
+
+describe('effects', () => {
+  test('log, toast, store.set and invalidate are carried out in order', async ($, on) => {
+    const fake = fakeHelper(on, { store: { enabled: true } })
+    const effects: Effect[] = [
+      { kind: 'log', text: 'slash-chain: off for every window' },
+      { kind: 'toast', text: 'slash-chain off' },
+      { kind: 'store.set', key: 'enabled', value: false },
+      { kind: 'invalidate' },
+      { kind: 'log', text: 'second line' },
+    ]
+    fake.answer = sent => (sent.event === 'command.chain' ? { reply: text('off'), effects } : {})
+    await $.session.start(START)
+    expect(await $.command.run(typed('slash-chain', 'off'))).toEqual({ text: 'off' })
+    expect(fake.logs).toEqual(['slash-chain: off for every window', 'second line'])
+    expect(fake.toasts).toEqual(['slash-chain off'])
+    expect(fake.invalidated).toEqual(['tool.describe'])
+    // The store now holds what the effect set: the next event reads it back.
+    await $.command.run(typed('a', 'x && /b'))
+    expect(fake.sent[1]).toEqual({ event: 'command.typed', e: { command: 'a', args: 'x && /b', origin: 'composer', stored: false } })
+  })
+
+  test('store.set keeps any JSON value', async ($, on) => {
+    const fake = fakeHelper(on)
+    const value = { on: true, windows: ['a', 'b'], n: 2 }
+    fake.answer = sent => (sent.event === 'command.chain' ? { effects: [{ kind: 'store.set', key: 'enabled', value }] } : {})
+    await $.session.start(START)
+    await $.command.run(typed('slash-chain', 'on'))
+    await $.command.run(typed('slash-chain', ''))
+    expect(fake.sent[1]?.e).toEqual({ args: '', stored: value })
+  })
+
+  test('after sends timer with its token once the clock reaches it', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = sent => (sent.event === 'command.typed' ? { effects: [{ kind: 'after', ms: 1500, token: 41 }] } : {})
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    await fake.clock.advance(1499)
+    expect(fake.events()).toEqual(['command.typed'])
+    await fake.clock.advance(1)
+    expect(await fake.received('timer')).toEqual({ event: 'timer', e: { token: 41, applied: false } })
+    expect(fake.events()).toEqual(['command.typed', 'timer'])
+  })
+
+  test('a timer carries out what it was foreseen to do at once, then sends timer applied', async ($, on) => {
+    const fake = fakeHelper(on)
+    const run = { kind: 'run', command: 'b', args: 'y', token: 6, then: ['all 2 command(s) ran'] }
+    fake.answer = sent => (sent.event === 'command.typed' ? { effects: [{ kind: 'after', ms: 0, token: 5, fires: [run] }] } : {})
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b y'))
+    await fake.clock.settle()
+    expect(await fake.received('timer')).toEqual({ event: 'timer', e: { token: 5, applied: true } })
+    expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['a x && /b y', 'b y'])
+    // The kit's command resolves while the timer event is still in flight, so its lines wait for the helper.
+    expect(await fake.received('run.done')).toEqual({ event: 'run.done', e: { token: 6, error: null, applied: false } })
+    expect(fake.logs).toEqual([])
+  })
+
+  test('a timer whose forecast went stale asks the helper first', async ($, on) => {
+    const fake = fakeHelper(on)
+    const run = { kind: 'run', command: 'b', args: '', token: 8, then: null }
+    fake.answer = sent => {
+      if (sent.event === 'command.typed') return { wants: ['prompt.submit'], effects: [{ kind: 'after', ms: 10, token: 7, fires: [run] }] }
+      return { wants: ['prompt.submit'] }
+    }
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    await $.prompt.submit({ text: 'hello', wait: false, origin: { kind: 'composer' } })
+    await fake.clock.advance(10)
+    expect(await fake.received('timer')).toEqual({ event: 'timer', e: { token: 7, applied: false } })
+    expect(fake.ran.map(r => r.command)).toEqual(['a'])
+  })
+
+  test('run runs the command, writes the promised lines at once and sends run.done applied', async ($, on) => {
+    const fake = fakeHelper(on)
+    let logsAtDone: string[] = []
+    fake.answer = sent => {
+      if (sent.event === 'command.typed') return { wants: ['turn.complete'], reply: { kind: 'run', args: 'x', token: 1 } }
+      if (sent.event === 'turn.complete') return { effects: [{ kind: 'run', command: 'cost', args: 'today', token: 2, then: ['✓ /a x', '✓ /cost today'] }] }
+      if (sent.event === 'run.done') logsAtDone = [...fake.logs]
+      return { wants: ['turn.complete'] }
+    }
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /cost today'))
+    await $.turn.complete(TURN)
+
+    expect(await fake.received('run.done', 2)).toEqual({ event: 'run.done', e: { token: 2, error: null, applied: true } })
+    expect(fake.ran).toEqual([
+      { command: 'a', args: 'x', origin: { kind: 'composer' } },
+      { command: 'cost', args: 'today', origin: { kind: 'plugin', name: 'slash-chain' } },
+    ])
+    // Written before run.done went out, so a `claude -p` that exits at once has them.
+    expect(logsAtDone).toEqual(['✓ /a x', '✓ /cost today'])
+    expect(fake.logs).toEqual(['✓ /a x', '✓ /cost today'])
+  })
+
+  test('run from a timer: after, then timer, then the run and run.done', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = sent => {
+      if (sent.event === 'command.typed') return { effects: [{ kind: 'after', ms: 0, token: 3 }] }
+      if (sent.event === 'timer') return { effects: [{ kind: 'run', command: 'b', args: '', token: 4, then: null }] }
+      return {}
+    }
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    await fake.clock.settle()
+    expect(await fake.received('run.done')).toEqual({ event: 'run.done', e: { token: 4, error: null, applied: false } })
+    expect(fake.events()).toEqual(['command.typed', 'timer', 'run.done'])
+    expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['a x && /b', 'b '])
+    expect(fake.logs).toEqual([])
+  })
+
+  test('a run that throws sends run.done with the error and writes no promised line', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = sent => (sent.event === 'turn.complete' ? { effects: [{ kind: 'run', command: 'broken', args: '', token: 9, then: ['✓ /broken'] }] } : { wants: ['turn.complete'] })
+    fake.command = e => {
+      if (e.command === 'broken') throw new Error('broken failed')
+      return { text: 'ok' }
+    }
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /broken'))
+    await $.turn.complete(TURN)
+    const done = await fake.received('run.done')
+    expect(done.e).toEqual({ token: 9, error: expect.any(String), applied: false })
+    expect(String(done.e.error).length).toBeGreaterThan(0)
+    expect(fake.logs).toEqual([])
+  })
+
+  test('promised lines are not written when the helper handled another event meanwhile', async ($, on) => {
+    const fake = fakeHelper(on)
+    const held = deferred<{ text: string }>()
+    fake.command = e => (e.command === 'slow' ? held.promise : { text: 'ok' })
+    fake.answer = sent => {
+      if (sent.event === 'turn.complete') return { wants: ['prompt.submit'], effects: [{ kind: 'run', command: 'slow', args: '', token: 5, then: ['✓ /slow'] }] }
+      return { wants: ['turn.complete', 'prompt.submit'] }
+    }
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /slow'))
+    await $.turn.complete(TURN)
+    await fake.until(() => fake.ran.some(r => r.command === 'slow'))
+    // The person types while /slow runs: the helper answers it, so its version moves on.
+    await $.prompt.submit({ text: 'meanwhile', wait: false, origin: { kind: 'composer' } })
+    held.resolve({ text: 'slow done' })
+    expect((await fake.received('run.done')).e).toEqual({ token: 5, error: null, applied: false })
+    expect(fake.logs).toEqual([])
+  })
+
+  test('promised lines are not written while another event awaits its answer', async ($, on) => {
+    const fake = fakeHelper(on)
+    const held = deferred<{ text: string }>()
+    const answerLater = deferred<Response>()
+    fake.command = e => (e.command === 'slow' ? held.promise : { text: 'ok' })
+    fake.answer = sent => {
+      if (sent.event === 'turn.complete') return { wants: ['prompt.submit'], effects: [{ kind: 'run', command: 'slow', args: '', token: 6, then: ['✓ /slow'] }] }
+      if (sent.event === 'prompt.submit') return answerLater.promise
+      return { wants: ['turn.complete'] }
+    }
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /slow'))
+    await $.turn.complete(TURN)
+    await fake.until(() => fake.ran.some(r => r.command === 'slow'))
+    const submitted = $.prompt.submit({ text: 'meanwhile', wait: false, origin: { kind: 'composer' } })
+    await fake.received('prompt.submit')
+    held.resolve({ text: 'slow done' })
+    expect((await fake.received('run.done')).e).toEqual({ token: 6, error: null, applied: false })
+    answerLater.resolve({})
+    await submitted
+    expect(fake.logs).toEqual([])
+  })
+
+  test('a run reply to command.typed runs the typed command with the head, then sends run.done', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = sent => (sent.event === 'command.typed' ? { reply: { kind: 'run', args: 'all', token: 12 } } : {})
+    await $.session.start(START)
+    const answer = await $.command.run(typed('context', 'all && /cost && /usage'))
+    expect(answer).toEqual({ text: 'ran /context all' })
+    expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['context|all'])
+    expect(fake.sent).toEqual([
+      { event: 'command.typed', e: { command: 'context', args: 'all && /cost && /usage', origin: 'composer' } },
+      { event: 'run.done', e: { token: 12, error: null } },
+    ])
+  })
+
+  test('a run reply whose command throws sends run.done with the error and runs nothing else', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = sent => (sent.event === 'command.typed' ? { reply: { kind: 'run', args: '', token: 13 } } : {})
+    fake.command = () => {
+      throw new Error('compact failed')
+    }
+    await $.session.start(START)
+    await expect($.command.run(typed('compact', '&& /cost'))).rejects.toThrow()
+    const done = await fake.received('run.done')
+    expect(done.e).toEqual({ token: 13, error: expect.any(String) })
+    // The typed command ran once, with its head: it is not run again with the chain's text.
+    expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['compact|'])
+  })
+})
+
+describe('fail-safe', () => {
+  const unstarted: Array<[string, SpawnMode, string]> = [
+    ['fails to start (ENOENT)', 'deny', 'the helper did not start: slash-chain: $.process.spawn: failed to start: ENOENT'],
+    ['cannot be spawned (the spawn hook throws)', 'throw', 'the helper did not start: '],
+    ['exits before READY', 'exit', 'the helper exited (code 1)'],
+  ]
+  for (const [what, mode, why] of unstarted) {
+    test(`a helper that ${what}: chains run as typed and one line says why, once`, async ($, on) => {
+      const fake = fakeHelper(on)
+      fake.spawnModes = [mode, mode, mode]
+      await $.session.start(START)
+      expect(await $.command.run(typed('a', 'x && /b y'))).toEqual({ text: 'ran /a x && /b y' })
+      expect(await $.command.run(typed('c', '&& /d'))).toEqual({ text: 'ran /c && /d' })
+      expect(await $.command.run(typed('slash-chain', ''))).toEqual({ text: 'unavailable: no answer; commands run as typed until it is back' })
+      expect(fake.ran.map(r => r.args)).toEqual(['x && /b y', '&& /d'])
+      expect(fake.sent).toEqual([])
+      expect(fake.logs).toHaveLength(1)
+      expect(fake.logs[0]).toMatch(UNAVAILABLE)
+      expect(fake.logs[0]).toContain(why)
+      // Every event tries again: a helper that comes back is used at once.
+      expect(fake.spawned).toHaveLength(3)
+    })
+  }
+
+  test('the stderr of a helper goes to the debug log, not the transcript', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.spawnModes = ['exit']
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    expect(fake.logs).toEqual(['unavailable: the helper exited (code 1); commands run as typed until it is back'])
+    expect(fake.debug.join('')).toContain('ModuleNotFoundError')
+  })
+
+  test('a helper that never says READY: the chain runs as typed after the start timeout', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.spawnModes = ['silent']
+    await $.session.start(START)
+    let finished = false
+    const answer = $.command.run(typed('a', 'x && /b')).then(result => {
+      finished = true
+      return result
+    })
+    await fake.until(() => fake.spawned.length === 1)
+    await fake.clock.advance(START_TIMEOUT_MS - 1)
+    expect(finished).toBe(false)
+    await fake.clock.advance(1)
+    expect(await answer).toEqual({ text: 'ran /a x && /b' })
+    expect(fake.logs).toEqual([`unavailable: the helper did not start within ${START_TIMEOUT_MS} ms; commands run as typed until it is back`])
+  })
+
+  test('a request that fails (ECONNRESET): falls back, retires the helper, the next chain starts a new one', async ($, on) => {
+    const fake = fakeHelper(on)
+    const responses: Response[] = [{ deny: 'failed: ECONNRESET' }, { reply: null }, { reply: null }]
+    fake.answer = () => responses.shift() ?? {}
+    await $.session.start(START)
+    expect(await $.command.run(typed('a', 'x && /b'))).toEqual({ text: 'ran /a x && /b' })
+    expect(fake.logs).toHaveLength(1)
+    expect(fake.logs[0]).toMatch(UNAVAILABLE)
+    expect(fake.logs[0]).toContain('ECONNRESET')
+    await fake.until(() => fake.exits.length === 1)
+    expect(fake.exits).toEqual([socket(1)])
+    await $.command.run(typed('a', 'y && /b'))
+    await $.command.run(typed('a', 'z && /b'))
+    expect(fake.spawned).toHaveLength(2)
+    expect(fake.sockets).toEqual([socket(1), socket(2), socket(2)])
+    expect(fake.events()).toEqual(['command.typed', 'command.typed', 'command.typed'])
+    expect(fake.logs).toHaveLength(1)
+  })
+
+  test('a helper that never answers: the hook still finishes at the answer timeout', async ($, on) => {
+    const fake = fakeHelper(on)
+    const responses: Response[] = [{ hang: true }]
+    fake.answer = () => responses.shift() ?? {}
+    await $.session.start(START)
+    let finished = false
+    const answer = $.command.run(typed('a', 'x && /b')).then(result => {
+      finished = true
+      return result
+    })
+    await fake.received('command.typed')
+    await fake.clock.advance(ANSWER_TIMEOUT_MS - 1)
+    expect(finished).toBe(false)
+    await fake.clock.advance(1)
+    expect(await answer).toEqual({ text: 'ran /a x && /b' })
+    expect(fake.logs).toEqual([`unavailable: the helper did not answer command.typed within ${ANSWER_TIMEOUT_MS} ms; commands run as typed until it is back`])
+    await $.command.run(typed('a', 'y && /b'))
+    expect(fake.spawned).toHaveLength(2)
+  })
+
+  test('a tool.fail the helper never answers still ends, with a deny', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = () => ({ hang: true })
+    await $.session.start(START)
+    const call = $.tool.call({ tool: FAIL_TOOL, reason: 'r' })
+    await fake.received('tool.fail')
+    await fake.clock.advance(ANSWER_TIMEOUT_MS)
+    expect(await call).toEqual({ deny: 'unavailable: no answer; commands run as typed until it is back' })
+  })
+
+  const garbage: Array<[string, { status: number; text: string }, string]> = [
+    ['not JSON', { status: 200, text: 'Traceback (most recent call last)' }, 'not JSON'],
+    ['a wrong version', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 1'],
+    ['no version', { status: 200, text: JSON.stringify({ version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 1'],
+    ['no wants', { status: 200, text: JSON.stringify({ v: 1, version: 1, reply: null, effects: [] }) }, 'not bridge version 1'],
+    ['effects that are not a list', { status: 200, text: JSON.stringify({ v: 1, version: 1, wants: [], reply: null, effects: {} }) }, 'not bridge version 1'],
+    ['HTTP 500', { status: 500, text: JSON.stringify({ v: 1, error: 'internal error' }) }, 'answered 500'],
+    ['HTTP 404 with HTML', { status: 404, text: '<html>not found</html>' }, 'not JSON'],
+  ]
+  for (const [what, raw, why] of garbage) {
+    test(`an answer with ${what} falls back and restarts the helper`, async ($, on) => {
+      const fake = fakeHelper(on)
+      const responses: Response[] = [{ raw }]
+      fake.answer = () => responses.shift() ?? {}
+      await $.session.start(START)
+      expect(await $.command.run(typed('a', 'x && /b'))).toEqual({ text: 'ran /a x && /b' })
+      expect(fake.logs).toHaveLength(1)
+      expect(fake.logs[0]).toMatch(UNAVAILABLE)
+      expect(fake.logs[0]).toContain(why)
+      await $.command.run(typed('a', 'y && /b'))
+      expect(fake.spawned).toHaveLength(2)
+      expect(fake.logs).toHaveLength(1)
+    })
+  }
+
+  test('HTTP 400 falls back for that event but keeps the helper', async ($, on) => {
+    const fake = fakeHelper(on)
+    const refused = { status: 400, text: JSON.stringify({ v: 1, error: 'bad command.typed event: stored' }) }
+    const responses: Response[] = [{ raw: refused }, { reply: { kind: 'run', args: 'y', token: 1 } }]
+    fake.answer = () => responses.shift() ?? {}
+    await $.session.start(START)
+    expect(await $.command.run(typed('a', 'x && /b'))).toEqual({ text: 'ran /a x && /b' })
+    expect(fake.logs).toEqual(['unavailable: the helper refused the event: bad command.typed event: stored; commands run as typed until it is back'])
+    expect(await $.command.run(typed('a', 'y && /b'))).toEqual({ text: 'ran /a y' })
+    expect(fake.spawned).toHaveLength(1)
+    expect(fake.exits).toEqual([])
+    expect(fake.events()).toEqual(['command.typed', 'command.typed', 'run.done'])
+  })
+
+  test('the line comes again only after the helper answered in between', async ($, on) => {
+    const fake = fakeHelper(on)
+    const responses: Response[] = [{ deny: 'failed: ECONNRESET' }, { deny: 'failed: ECONNRESET' }, {}, { deny: 'failed: EPIPE' }]
+    fake.answer = () => responses.shift() ?? {}
+    await $.session.start(START)
+    for (const args of ['1 && /b', '2 && /b', '3 && /b', '4 && /b']) await $.command.run(typed('a', args))
+    expect(fake.logs).toHaveLength(2)
+    expect(fake.logs[0]).toContain('ECONNRESET')
+    expect(fake.logs[1]).toContain('EPIPE')
+    expect(fake.ran.map(r => r.args)).toEqual(['1 && /b', '2 && /b', '3 && /b', '4 && /b'])
+  })
+
+  test('a helper that exits while a chain runs says so once; the next chain starts a new one', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = () => ({ wants: ['turn.complete'] })
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    fake.exit(0)
+    await fake.until(() => fake.logs.length === 1)
+    expect(fake.logs).toEqual(['unavailable: the helper exited (code 0); commands run as typed until it is back'])
+    // Its wants went with it: the turn's end starts nothing.
+    await $.turn.complete(TURN)
+    expect(fake.events()).toEqual(['command.typed'])
+    expect(fake.spawned).toHaveLength(1)
+    await $.command.run(typed('a', 'y && /b'))
+    expect(fake.spawned).toHaveLength(2)
+    expect(fake.events()).toEqual(['command.typed', 'command.typed'])
+  })
+
+  test('a helper that exits while idle goes quietly', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.answer = () => ({ wants: [] })
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    fake.exit(0)
+    // Let the plugin see the child end (nothing it shows tells when it has).
+    await fake.clock.settle()
+    await $.command.run(typed('a', 'y && /b'))
+    expect(fake.logs).toEqual([])
+    expect(fake.spawned).toHaveLength(2)
+    expect(fake.sockets).toEqual([socket(1), socket(2)])
+  })
+
+  test('the fail tool with the helper down answers with a deny', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.spawnModes = ['deny']
+    await $.session.start(START)
+    const answer = await $.tool.call({ tool: FAIL_TOOL, reason: 'r' })
+    expect(answer).toEqual({ deny: 'unavailable: no answer; commands run as typed until it is back' })
+    expect(fake.logs).toHaveLength(1)
+  })
+
+  test('an optional event the helper fails on leaves the engine answer untouched', async ($, on) => {
+    const fake = fakeHelper(on)
+    const responses: Response[] = [{ wants: ['skill.prompt'] }, { deny: 'failed: ECONNRESET' }]
+    fake.answer = () => responses.shift() ?? never<Response>()
+    await $.session.start(START)
+    await $.command.run(typed('review', 'x && /cost'))
+    expect(await $.skill.prompt({ skill: 'review', text: 'Review it' })).toEqual({ text: 'Review it' })
+    expect(fake.logs).toHaveLength(1)
+  })
+})
