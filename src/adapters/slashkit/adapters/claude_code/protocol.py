@@ -305,6 +305,21 @@ class Answer:
 # The converter
 
 _converter: Final = make_converter()
+
+
+def _exactly(kind: type[Any]) -> Any:
+    """A structure hook that takes a JSON value of this type as it is: no `str(42)`, no `bool("false")`."""
+
+    def structure(value: Any, _: type[Any]) -> Any:
+        if type(value) is not kind:
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return structure
+
+
+for _scalar in (str, int, bool):
+    _converter.register_structure_hook(_scalar, _exactly(_scalar))
 for _event in EVENTS.values():
     # Strict: a key the helper does not know means the mod and the helper are out of step.
     _strict = make_dict_structure_fn(_event, _converter, _cattrs_forbid_extra_keys=True)

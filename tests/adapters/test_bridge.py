@@ -1,0 +1,156 @@
+"""The bridge's Python end: the wire format it reads and writes, and the events it turns into use-case calls."""
+
+import json
+from typing import Any
+
+import pytest
+from returns.result import Success
+
+from slashkit.adapters.claude_code import protocol as p
+from slashkit.adapters.claude_code.bridge import Bridge
+from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
+from slashkit.core.ports import Identity
+
+
+def message(event: str, **e: Any) -> bytes:
+    return json.dumps({"v": 1, "event": event, "e": e}).encode()
+
+
+def send(bridge: Bridge, event: str, **e: Any) -> dict[str, Any]:
+    decoded = p.decode(message(event, **e))
+    assert isinstance(decoded, Success), decoded
+    written: dict[str, Any] = json.loads(p.encode(bridge.handle(decoded.unwrap())))
+    return written
+
+
+def logs(answer: dict[str, Any]) -> list[str]:
+    return [fx["text"] for fx in answer["effects"] if fx["kind"] == "log"]
+
+
+@pytest.fixture
+def bridge() -> Bridge:
+    return Bridge(DictEnvironment(), ScriptedWhoami())
+
+
+class TestDecode:
+    @pytest.mark.parametrize(
+        ("body", "why"),
+        [
+            (b"not json", "request is not JSON"),
+            (b"[1]", "request is not a version 1 bridge message"),
+            (json.dumps({"v": 2, "event": "timer", "e": {"token": 1}}).encode(), "not a version 1"),
+            (message("no.such.event"), "unknown event 'no.such.event'"),
+            (message("timer", token="one"), "bad timer event: invalid value for type, expected int @ $.token"),
+            (message("timer", token=1, extra=True), "extra fields found (extra)"),
+            (message("command.typed", command="a"), "bad command.typed event"),
+            (b" " * (p.MAX_BODY + 1), "over the 1048576 byte limit"),
+        ],
+    )
+    def test_a_request_it_cannot_read_is_refused_with_one_line_saying_why(self, body: bytes, why: str) -> None:
+        decoded = p.decode(body)
+        assert not isinstance(decoded, Success)
+        assert why in decoded.failure()
+        assert "\n" not in decoded.failure()
+
+    def test_every_event_the_mod_sends_is_read(self) -> None:
+        assert isinstance(p.decode(message("prompt.submit", text="hi", origin=None)), Success)
+        commands = [{"name": "compact", "source": "builtin", "description": "ignored"}]
+        assert isinstance(p.decode(message("skill.refused", skill="compact", isError=True, commands=commands)), Success)
+
+
+class TestChains:
+    def test_a_chain_runs_through_its_events_with_the_reference_lines(self, bridge: Bridge) -> None:
+        typed = send(bridge, "command.typed", command="cost", args="&& /context", origin="sdk", stored=None)
+        assert typed["reply"] == {"kind": "run", "args": "", "token": 1}
+        assert logs(typed) == ["1/2: /cost"]
+        ran = send(bridge, "run.done", token=1)
+        assert logs(ran) == ["2/2: /context"]
+        timer = send(bridge, "timer", token=ran["effects"][1]["token"])
+        run = timer["effects"][0]
+        assert (run["kind"], run["command"], run["then"]) == ("run", "context", ["all 2 command(s) ran"])
+        done = send(bridge, "run.done", token=run["token"])
+        assert logs(done) == ["all 2 command(s) ran"]
+        assert done["wants"] == []
+
+    def test_the_stored_setting_the_mod_read_decides_and_a_change_goes_back_as_an_effect(self, bridge: Bridge) -> None:
+        assert (
+            send(bridge, "command.typed", command="a", args="&& /b", origin="composer", stored=False)["reply"] is None
+        )
+        off = send(bridge, "command.chain", args="on", stored=False)
+        assert off["reply"] == {"kind": "text", "text": "on: /a && /b runs /b once /a ended well"}
+        assert {"kind": "store.set", "key": "enabled", "value": True} in off["effects"]
+
+    def test_a_timer_carries_what_it_will_do_and_an_applied_one_is_not_done_twice(self, bridge: Bridge) -> None:
+        send(bridge, "command.typed", command="a", args="&& /b", origin="composer")
+        after = send(bridge, "run.done", token=1)["effects"][1]
+        assert after["kind"] == "after"
+        assert [fx["command"] for fx in after["fires"]] == ["b"]
+        fired = send(bridge, "timer", token=after["token"], applied=True)
+        assert fired["effects"] == []
+        done = send(bridge, "run.done", token=after["fires"][0]["token"], applied=True)
+        assert done["effects"] == []
+        assert bridge.chains.state.running is None
+
+    def test_an_applied_forecast_that_went_stale_is_not_trusted(self, bridge: Bridge) -> None:
+        send(bridge, "command.typed", command="a", args="&& /b", origin="composer")
+        after = send(bridge, "run.done", token=1)["effects"][1]
+        cancelled = send(bridge, "prompt.submit", text="something else", origin="composer")
+        assert logs(cancelled) == ["cancelled"]  # /b was already the running step
+        assert send(bridge, "timer", token=after["token"], applied=True)["effects"] == []
+        assert bridge.chains.state.running is None
+
+    def test_a_prompt_step_amends_its_prompt_and_the_fail_tool_answers(self, bridge: Bridge) -> None:
+        send(bridge, "command.typed", command="review", args="x && /b", origin="composer")
+        prompt = send(bridge, "skill.prompt", text="review x\n")
+        assert prompt["reply"]["kind"] == "prompt"
+        assert prompt["reply"]["text"].startswith("review x\n\n[slash-chain] This is step 1/2 of a chain")
+        assert send(bridge, "tool.fail", reason=" ", agentId=None)["reply"]["kind"] == "deny"
+        stopped = send(bridge, "tool.fail", reason="no diff", agentId=None)
+        assert stopped["reply"] == {"kind": "text", "text": "The chain stopped; the steps after this one do not run."}
+        assert logs(stopped) == ["stopped after /review: the model reported it failed: no diff; not run: /b"]
+
+
+class TestSelfCommands:
+    @pytest.fixture
+    def lich(self) -> Bridge:
+        whoami = ScriptedWhoami(Success(Identity(label="fix/x", name="proj-a1b2")))
+        return Bridge(DictEnvironment({"LICH_SESSION_ID": "lich-1"}), whoami)
+
+    def test_an_interactive_session_inside_lich_redraws_the_descriptions(self, lich: Bridge) -> None:
+        started = send(lich, "session.start", isInteractive=True)
+        assert started["effects"] == [{"kind": "invalidate"}]
+        assert set(started["wants"]) == {"tool.describe", "skill.refused", "control.refused"}
+        described = send(lich, "tool.describe", tool="Skill", description="Execute a skill")
+        assert described["reply"]["text"].startswith("Execute a skill\n\n[lich] Built-in slash commands")
+
+    def test_a_refused_builtin_is_answered_as_a_loaded_skill_and_queued(self, lich: Bridge) -> None:
+        send(lich, "session.start", isInteractive=True)
+        commands = [{"name": "compact", "source": "builtin"}, {"name": "deploy", "source": "user"}]
+        queued = send(lich, "skill.refused", skill="/compact", args=" now ", isError=True, commands=commands)
+        assert queued["reply"]["kind"] == "skill"
+        assert queued["reply"]["commandName"] == "compact"
+        assert "/compact now is queued" in queued["reply"]["context"]
+        [after] = queued["effects"]
+        assert [(fx["command"], fx["args"]) for fx in after["fires"]] == [("compact", "now")]
+        assert send(lich, "skill.refused", skill="deploy", isError=True, commands=commands)["reply"] is None
+
+    def test_model_is_denied_on_the_control_path_by_label(self, lich: Bridge) -> None:
+        send(lich, "session.start", isInteractive=True)
+        commands = [{"name": "model", "source": "builtin"}]
+        denied = send(
+            lich,
+            "control.refused",
+            session="FIX/X",
+            action="command",
+            value="model",
+            args="opus",
+            isError=True,
+            commands=commands,
+        )
+        assert denied["reply"]["kind"] == "deny"
+        assert denied["effects"] == []
+
+    def test_a_session_that_is_not_interactive_changes_nothing(self, lich: Bridge) -> None:
+        started = send(lich, "session.start", isInteractive=False)
+        assert (started["effects"], started["wants"]) == ([], [])
+        assert send(lich, "tool.describe", tool="Skill", description="Execute a skill")["reply"] is None

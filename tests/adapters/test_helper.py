@@ -1,0 +1,129 @@
+"""The resident helper as the mod meets it: a process that says READY, serves HTTP/1.1 on a private unix
+socket, refuses what it cannot read without losing its state, and leaves at once when told to."""
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+class Helper:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "slashkit.adapters.claude_code.helper"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        ready = self.process.stdout.readline()
+        assert ready.startswith("READY "), ready
+        self.path = ready.split()[1]
+        self.connection = self.connect()
+
+    def connect(self) -> socket.socket:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(5)
+        connection.connect(self.path)
+        return connection
+
+    def request(self, body: bytes, path: str = "/v1/event", length: int | None = None) -> tuple[int, dict[str, object]]:
+        size = len(body) if length is None else length
+        head = f"POST {path} HTTP/1.1\r\nhost: slashkit\r\ncontent-type: application/json\r\ncontent-length: {size}\r\n\r\n"
+        self.connection.sendall(head.encode() + body)
+        return self.response()
+
+    def response(self) -> tuple[int, dict[str, object]]:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += self.connection.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        status = int(head.split()[1])
+        length = int(
+            next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+        )
+        while len(body) < length:
+            body += self.connection.recv(65536)
+        answer: dict[str, object] = json.loads(body)
+        return status, answer
+
+    def event(self, event: str, **e: object) -> tuple[int, dict[str, object]]:
+        return self.request(json.dumps({"v": 1, "event": event, "e": e}).encode())
+
+
+@pytest.fixture
+def helper() -> Iterator[Helper]:
+    started = Helper()
+    yield started
+    started.process.kill()
+    started.process.wait()
+
+
+def test_it_says_ready_with_a_socket_in_a_directory_only_its_user_reaches(helper: Helper) -> None:
+    directory = Path(helper.path).parent
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_ISSOCK(Path(helper.path).stat().st_mode)
+
+
+def test_one_connection_carries_many_events_in_order(helper: Helper) -> None:
+    versions = []
+    for _ in range(50):
+        status, answer = helper.event("prompt.submit", text="hi", origin="composer")
+        assert status == 200
+        versions.append(answer["version"])
+    assert versions == list(range(1, 51))
+
+
+def test_a_malformed_event_gets_a_clear_error_and_leaves_the_state_unchanged(helper: Helper) -> None:
+    status, typed = helper.event("command.typed", command="a", args="x && /b", origin="composer")
+    assert (status, typed["wants"]) == (200, ["prompt.submit", "skill.prompt", "ui.open"])
+    assert helper.request(b"{not json") == (
+        400,
+        {
+            "v": 1,
+            "error": "request is not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        },
+    )
+    status, refused = helper.event("turn.complete", reason=42)
+    assert status == 400
+    assert "bad turn.complete event" in str(refused["error"])
+    status, status_text = helper.event("command.chain", args="", stored=None)
+    assert status_text["reply"] == {"kind": "text", "text": "on · 1/2 /a x, running"}
+    assert status_text["version"] == 2
+
+
+def test_an_oversized_request_is_refused_before_it_is_read(helper: Helper) -> None:
+    status, answer = helper.request(b"", length=2 << 20)
+    assert status == 413
+    assert "over the 1048576 byte limit" in str(answer["error"])
+    fresh = helper.connect()
+    helper.connection = fresh
+    assert helper.event("prompt.submit", text="hi")[0] == 200
+
+
+def test_another_path_is_not_found(helper: Helper) -> None:
+    status, answer = helper.request(b"{}", path="/elsewhere")
+    assert status == 404
+    assert "POST /v1/event" in str(answer["error"])
+
+
+def test_sigterm_ends_it_at_once_and_removes_its_socket(helper: Helper) -> None:
+    started = time.monotonic()
+    helper.process.send_signal(signal.SIGTERM)
+    assert helper.process.wait(timeout=5) == 0
+    assert time.monotonic() - started < 2
+    assert not Path(helper.path).parent.exists()
+
+
+def test_the_exit_request_ends_it(helper: Helper) -> None:
+    helper.request(b"", path="/v1/exit")
+    assert helper.process.wait(timeout=5) == 0
+    assert not os.path.exists(helper.path)
