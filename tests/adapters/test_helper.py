@@ -37,7 +37,7 @@ class Helper:
 
     def request(self, body: bytes, path: str = "/v1/event", length: int | None = None) -> tuple[int, dict[str, object]]:
         size = len(body) if length is None else length
-        head = f"POST {path} HTTP/1.1\r\nhost: slashkit\r\ncontent-type: application/json\r\ncontent-length: {size}\r\n\r\n"
+        head = f"POST {path} HTTP/1.1\r\nhost: slashkit\r\ncontent-length: {size}\r\n\r\n"
         self.connection.sendall(head.encode() + body)
         return self.response()
 
