@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-IMPORTS = "import slashkit.core, slashkit.adapters.memory; from slashkit.core import parse_chain; print(slashkit.core.__file__)"
+IMPORTS = "import slashkit.adapters.memory; from slashkit.core import parse_chain; print(slashkit.core.__file__)"
 
 
 def test_the_editable_install_imports_the_core_from_the_source_tree() -> None:
@@ -19,7 +19,18 @@ def test_the_editable_install_imports_the_core_from_the_source_tree() -> None:
 
 def test_a_built_wheel_holds_only_slashkit_and_imports_from_a_fresh_environment(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
         check=True,
     )
     [wheel] = tmp_path.glob("slashkit-*.whl")
