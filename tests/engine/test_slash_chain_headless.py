@@ -64,9 +64,13 @@ def chain_ended(events: Sequence[JsonObject]) -> bool:
     return any(ENDS.match(line) for line in chain_lines(events))
 
 
-def run(chain: str, plugin: Path, project: Path, script: Sequence[Turn] = (), tmp: Path | None = None) -> RunResult:
-    """Types `chain` into a stream-json session and waits for the chain's last line."""
-    with ModelServer(script) as model, StreamingRun([plugin], project, model=model, isolation=tmp) as session:
+def run(
+    chain: str, plugin: Path | None, project: Path, script: Sequence[Turn] = (), tmp: Isolation | None = None
+) -> RunResult:
+    """Types `chain` into a stream-json session (with `plugin`, or with the installed plugins when None) and
+    waits for the chain's last line."""
+    plugins = [] if plugin is None else [plugin]
+    with ModelServer(script) as model, StreamingRun(plugins, project, model=model, isolation=tmp) as session:
         session.send(chain)
         ended = session.wait_until(chain_ended, timeout=60)
         result = session.finish()
@@ -255,3 +259,41 @@ def test_claude_p_prints_the_same_lines_as_with_the_seeds_mod(plugin: Path, seed
         if pair == [expected, expected]:
             break
     assert pairs[-1] == [expected, expected], pairs
+
+
+def test_the_marketplace_installs_the_plugin_for_good(project: Path, tmp_path: Path) -> None:
+    iso = Isolation.create(tmp_path)
+    env_cli = [
+        sys.executable,
+        "-m",
+        "slashkit.adapters.cli",
+        "claude-code",
+        "marketplace",
+        "--root",
+        str(tmp_path / "m"),
+    ]
+    marketplace = subprocess.run(env_cli, capture_output=True, text=True, check=True).stdout.strip()
+    with ModelServer() as model:
+        env = isolated_env(iso, model.url)
+        for argv in (["marketplace", "add", marketplace], ["install", "slash-chain@slashkit"]):
+            added = subprocess.run(
+                [str(claude_path()), "plugin", *argv], cwd=project, env=env, capture_output=True, text=True
+            )
+            assert added.returncode == 0, added.stdout + added.stderr
+    installed = run("/context && /usage", plugin=None, project=project, tmp=iso)
+    assert chain_lines(installed.events) == ["1/2: /context", "2/2: /usage", "all 2 command(s) ran"]
+
+
+def test_slashkit_run_prints_the_lines_and_exits_by_how_the_chain_ended(project: Path, tmp_path: Path) -> None:
+    iso = Isolation.create(tmp_path)
+    with ModelServer() as model:
+        env = {**isolated_env(iso, model.url), "SLASHKIT_CLAUDE": str(claude_path())}
+        command = [sys.executable, "-m", "slashkit.adapters.cli", "run", "--cwd", str(project)]
+        ran = subprocess.run([*command, "/cost && /context && /usage"], env=env, capture_output=True, text=True)
+        stopped = subprocess.run([*command, "/context && /nosuch && /usage"], env=env, capture_output=True, text=True)
+    assert (ran.returncode, ran.stdout.splitlines()) == (
+        0,
+        ["1/3: /usage", "2/3: /context", "3/3: /usage", "all 3 command(s) ran"],
+    )
+    assert stopped.returncode == 1
+    assert stopped.stdout.splitlines()[-1].startswith("stopped after /nosuch: it failed: ")

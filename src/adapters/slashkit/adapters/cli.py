@@ -74,8 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
     one = what.add_parser("plugin-dir", help="print one plugin's folder, for claude --plugin-dir")
     one.add_argument("name", choices=plugins.PLUGINS)
-    what.add_parser("marketplace", help="print the marketplace folder, for claude plugin marketplace add")
-    code.add_argument("--root", help="lay out here instead of under $XDG_DATA_HOME/slashkit")
+    market = what.add_parser("marketplace", help="print the marketplace folder, for claude plugin marketplace add")
+    for sub in (one, market):
+        sub.add_argument("--root", help="lay out here instead of under $XDG_DATA_HOME/slashkit")
     return parser
 
 

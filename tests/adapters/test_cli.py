@@ -1,0 +1,71 @@
+"""The `slashkit` command as a person meets it: help, clear errors, and what each subcommand prints."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from slashkit.adapters.cli import main
+
+
+def slashkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "slashkit.adapters.cli", *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_help_names_every_command_and_the_exit_statuses() -> None:
+    shown = slashkit("--help")
+    assert shown.returncode == 0
+    for word in ("run", "play", "claude-code", "exit status of `run`", 'slashkit run "/cost && /context && /usage"'):
+        assert word in shown.stdout
+
+
+def test_no_command_prints_the_help_and_fails() -> None:
+    shown = slashkit()
+    assert shown.returncode == 2
+    assert "usage: slashkit" in shown.stdout
+
+
+def test_play_prints_the_transcript_of_a_chain_through_the_memory_host(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "/review x && /test && /deploy", "--prompt", "review"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "1/3: /review x",
+        "2/3: /test",
+        "3/3: /deploy",
+        "all 3 command(s) ran",
+    ]
+
+
+def test_plugin_dir_prints_a_folder_ready_to_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["claude-code", "plugin-dir", "slash-chain", "--root", str(tmp_path)]) == 0
+    folder = Path(capsys.readouterr().out.strip())
+    assert folder == tmp_path / "plugins" / "slash-chain"
+    host = (folder / "hooks" / "host.ts").read_text()
+    assert f"export const PYTHON = {sys.executable!r}".replace("'", '"') in host
+    assert (tmp_path / ".claude-plugin" / "marketplace.json").is_file()
+
+
+def test_an_unknown_plugin_is_refused_with_the_choices() -> None:
+    refused = slashkit("claude-code", "plugin-dir", "nope")
+    assert refused.returncode == 2
+    assert "invalid choice: 'nope' (choose from 'slash-chain', 'self-command')" in refused.stderr
+
+
+def test_run_without_a_claude_cli_says_how_to_get_one(tmp_path: Path) -> None:
+    refused = slashkit("run", "/cost && /context", env={"PATH": str(tmp_path), "HOME": str(tmp_path)})
+    assert refused.returncode == 2
+    assert "no Claude Code CLI: install @anthropic-ai/claude-code, or pass --claude PATH" in refused.stderr
+
+
+def test_run_refuses_a_chain_that_is_not_a_slash_command() -> None:
+    refused = slashkit("run", "cost && /context", "--claude", "/bin/true")
+    assert refused.returncode == 2
+    assert "a chain starts with a slash command, as typed: 'cost && /context'" in refused.stderr
+
+
+def test_run_refuses_a_missing_project_folder(tmp_path: Path) -> None:
+    refused = slashkit("run", "/cost", "--claude", "/bin/true", "--cwd", str(tmp_path / "nowhere"))
+    assert refused.returncode == 2
+    assert "is not a folder" in refused.stderr
