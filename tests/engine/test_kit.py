@@ -11,10 +11,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -116,29 +114,9 @@ def run_kit(plugin_dir: Path, iso: claude_cli.Isolation, timeout: float = KIT_TI
     with claude_cli.model_or_private(None) as server:
         env = claude_cli.isolated_env(iso, server.url)
         started = time.monotonic()
-        code, out, err = _run(argv, plugin_dir, env, timeout)
+        code, out, err, timed_out = claude_cli.run_bounded(argv, cwd=plugin_dir, env=env, timeout=timeout)
+        err += f"\n[killed after {timeout:.0f}s]" if timed_out else ""
     return parse_kit_output(code, out, time.monotonic() - started, log=err + out)
-
-
-def _run(argv: list[str], cwd: Path, env: Mapping[str, str], timeout: float) -> tuple[int | None, str, str]:
-    """Runs to the end, or kills the whole process group at ``timeout`` (exit code None)."""
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return proc.returncode, out, err
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=10)
-        return None, out, err + f"\n[killed after {timeout:.0f}s]"
 
 
 @pytest.fixture

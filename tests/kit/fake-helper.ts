@@ -28,21 +28,8 @@ export const START = { surface: 'terminal', isInteractive: true, cwd: '/tmp/proj
 /** What the engine adds to a command the person typed. */
 export const TYPED = { origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } } as const
 
-export type Effect =
-  | { kind: 'log'; text: string }
-  | { kind: 'toast'; text: string }
-  | { kind: 'after'; ms: number; token: number }
-  | { kind: 'run'; command: string; args: string; token: number; then: string[] | null }
-  | { kind: 'store.set'; key: string; value: unknown }
-  | { kind: 'invalidate' }
-
-export type Reply =
-  | { kind: 'run'; args: string; token: number }
-  | { kind: 'text'; text: string }
-  | { kind: 'deny'; text: string }
-  | { kind: 'prompt'; text: string }
-  | { kind: 'description'; text: string }
-  | { kind: 'skill'; commandName: string; context: string }
+export type { Effect, Reply } from '../hooks/bridge.js'
+import type { Effect, Reply } from '../hooks/bridge.js'
 
 /** A version 1 answer; what is left out is filled in (the next version, no wants, no reply, no effects). */
 export type Answer = { version?: number; wants?: string[]; reply?: Reply | null; effects?: Effect[] }

@@ -410,7 +410,7 @@ def validate(
         argv.append("--strict")
     try:
         with model_or_private(None) as server:
-            code, out, err, _ = _run(argv, cwd=iso.root, env=isolated_env(iso, server.url), timeout=timeout)
+            code, out, err, _ = run_bounded(argv, cwd=iso.root, env=isolated_env(iso, server.url), timeout=timeout)
     finally:
         dispose()
     report: JsonObject | None = None
@@ -435,7 +435,7 @@ def _kill_group(proc: subprocess.Popen[Any]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _run(
+def run_bounded(
     argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float
 ) -> tuple[int | None, str, str, bool]:
     """Run to the end or kill the whole process group at ``timeout``: (exit code, stdout, stderr, timed out)."""
@@ -514,7 +514,7 @@ def run_print(
         with model_or_private(model) as server:
             env = isolated_env(iso, server.url, extra_env=extra_env)
             started = time.monotonic()
-            code, out, err, timed_out = _run(argv, cwd=cwd, env=env, timeout=timeout)
+            code, out, err, timed_out = run_bounded(argv, cwd=cwd, env=env, timeout=timeout)
             duration = time.monotonic() - started
         debug_log = _read(debug_file)
     finally:
