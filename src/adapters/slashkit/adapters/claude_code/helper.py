@@ -5,6 +5,7 @@ Run as `python -m slashkit.adapters.claude_code.helper`. HTTP because the mod ca
 `$.http.fetch` (measured on Claude Code 2.1.328: ~2 ms a call over a unix socket, keep-alive reused).
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -114,8 +115,13 @@ def main() -> None:
     bridge = Bridge(environment, LichWhoami(LichEnvironment.from_environ(os.environ)))
     directory = tempfile.mkdtemp(prefix="slashkit-")  # mode 0700: only this user reaches the socket
     server = _Server(directory, bridge)
-    # The engine ends the helper with SIGTERM when the session exits (measured on 2.1.328).
-    signal.signal(signal.SIGTERM, lambda *_: _exit(directory))
+    # The engine ends the helper with SIGTERM when the session exits (measured on 2.1.328). The helper leaves
+    # the terminal's process group, so a hangup or an interrupt meant for the engine does not end it first;
+    # when the engine goes, the parent watch below ends it.
+    with contextlib.suppress(PermissionError):  # already a group leader: started on its own, not by the engine
+        os.setsid()
+    for ending in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(ending, lambda *_: _exit(directory))
     threading.Thread(target=_watch_parent, args=(directory, os.getppid()), daemon=True).start()
     print(f"READY {server.server_address}", flush=True)
     try:

@@ -80,7 +80,7 @@ async function send($: EngineInterface, current: Helper, event: string, e: unkno
 /** Logs once why the helper cannot answer, until it answers again. */
 function unavailable($: EngineInterface, why: string): void {
   // The engine names the calling plugin in front of a `$` call's error, and again in front of the line.
-  const reason = why.replace(/^(slash-chain|self-command): /, '')
+  const reason = why.replace(/(slash-chain|self-command): (?=\$\.)/g, '')
   if (down === undefined) $.ui.log(UNAVAILABLE.replace('{why}', reason))
   down = reason
 }
