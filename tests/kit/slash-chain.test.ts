@@ -391,7 +391,7 @@ describe('effects', () => {
 
 describe('fail-safe', () => {
   const unstarted: Array<[string, SpawnMode, string]> = [
-    ['fails to start (ENOENT)', 'deny', 'the helper did not start: slash-chain: $.process.spawn: failed to start: ENOENT'],
+    ['fails to start (ENOENT)', 'deny', 'the helper did not start: $.process.spawn: failed to start: ENOENT'],
     ['cannot be spawned (the spawn hook throws)', 'throw', 'the helper did not start: '],
     ['exits before READY', 'exit', 'the helper exited (code 1)'],
   ]
