@@ -18,14 +18,16 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support.claude_cli import Isolation, claude_path, isolated_env  # noqa: E402
+from tests.support.model_server import ModelServer, Turn, text, tool_use  # noqa: E402
+
 from slashkit.adapters.claude_code.plugins import plugin_dir  # noqa: E402
 from slashkit.core.chain import parse_chain  # noqa: E402
-from tests.support.claude_cli import Isolation, claude_path, isolated_env  # noqa: E402
-from tests.support.model_server import ModelServer, text, tool_use  # noqa: E402
 
 # Parser
 
@@ -51,7 +53,10 @@ function parseChain(args) {
   const marks = [...args.matchAll(SEPARATOR)]
   const first = marks[0]
   if (first === undefined) return { head: args, rest: [] }
-  const rest = marks.map((m, i) => ({ command: m[1] ?? '', args: args.slice(m.index + m[0].length, marks[i + 1]?.index ?? args.length).trim() }))
+  const rest = marks.map((m, i) => ({
+    command: m[1] ?? '',
+    args: args.slice(m.index + m[0].length, marks[i + 1]?.index ?? args.length).trim(),
+  }))
   return { head: args.slice(0, first.index).trim(), rest }
 }
 const strings = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'))
@@ -106,11 +111,11 @@ def helper_round_trips(events: int) -> dict[str, float]:
     connection = UnixHTTPConnection(ready.split()[1])
     times = []
 
-    def send(event: str, e: dict[str, object]) -> dict[str, object]:
+    def send(event: str, e: dict[str, object]) -> dict[str, Any]:
         body = json.dumps({"v": 1, "event": event, "e": e})
         t = time.perf_counter()
         connection.request("POST", "/v1/event", body, {"content-type": "application/json"})
-        answer = json.loads(connection.getresponse().read())
+        answer: dict[str, Any] = json.loads(connection.getresponse().read())
         times.append((time.perf_counter() - t) * 1000)
         assert "error" not in answer, answer
         return answer
@@ -120,16 +125,10 @@ def helper_round_trips(events: int) -> dict[str, float]:
         typed = send("command.typed", {"command": "review", "args": "x && /test", "origin": "composer"})
         send("skill.prompt", {"text": "review x"})
         send("prompt.submit", {"text": "/review x && /test", "origin": "composer"})
-        reply = typed["reply"]
-        assert isinstance(reply, dict)
-        send("run.done", {"token": reply["token"]})
+        send("run.done", {"token": typed["reply"]["token"]})
         done = send("turn.complete", {"reason": "answer"})
-        effects = done["effects"]
-        assert isinstance(effects, list)
-        timer = send("timer", {"token": effects[-1]["token"]})
-        run = timer["effects"][0]
-        assert isinstance(run, dict)
-        send("run.done", {"token": run["token"], "applied": False})
+        timer = send("timer", {"token": done["effects"][-1]["token"]})
+        send("run.done", {"token": timer["effects"][0]["token"], "applied": False})
     peak_kib = _peak_kib(child.pid)
     child.terminate()
     child.wait()
@@ -155,16 +154,17 @@ def _peak_kib(pid: int) -> int:
 
 def seed_plugin(into: Path) -> Path:
     """Lays out the seed's TypeScript mod from ../shared/seeds (never committed as a copy)."""
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "seed_plugin.py"), str(into)], check=True, capture_output=True)
+    script = ROOT / "scripts" / "seed_plugin.py"
+    subprocess.run([sys.executable, str(script), str(into)], check=True, capture_output=True)
     return into
 
 
-def whole_runs(rounds: int, base: Path) -> dict[str, object]:
-    """Times `claude -p "/cost && /context"` with slashkit's plugin and with the seed's, interleaved."""
+def whole_runs(rounds: int, base: Path) -> dict[str, dict[str, list[float]]]:
+    """Times `claude -p "/cost && /context"` with slashkit's plugin and with the seed's, interleaved; each
+    run is filed as complete (both steps ran: the chain's last line came) or cut short by `-p`'s exit."""
     ours = plugin_dir("slash-chain", base / "ours")
     seed = seed_plugin(base / "seed")
-    times: dict[str, list[float]] = {"slashkit": [], "seed": []}
-    lines: dict[str, set[tuple[str, ...]]] = {"slashkit": set(), "seed": set()}
+    times: dict[str, dict[str, list[float]]] = {name: {"complete": [], "cut": []} for name in ("slashkit", "seed")}
     project = base / "project"
     project.mkdir()
     with ModelServer() as model:
@@ -181,10 +181,9 @@ def whole_runs(rounds: int, base: Path) -> dict[str, object]:
                 iso.cleanup()
                 if r == 0:
                     continue  # warm-up: the first run of each fills the disk cache
-                times[name].append(elapsed)
-                lines[name].add(tuple(_ui_logs(out.stdout)))
-    ratio = statistics.median(times["slashkit"]) / statistics.median(times["seed"])
-    return {"times": times, "ratio": ratio, "lines": lines}
+                complete = _ui_logs(out.stdout) == ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"]
+                times[name]["complete" if complete else "cut"].append(elapsed)
+    return times
 
 
 def _ui_logs(stdout: str) -> list[str]:
@@ -227,7 +226,7 @@ def processes_without_chain(base: Path) -> dict[str, int]:
     project = base / "quiet-project"
     project.mkdir()
     debug = base / "quiet-debug.log"
-    script = [tool_use("Skill", {"skill": "compact"}), text("done")]
+    script: list[Turn] = [tool_use("Skill", {"skill": "compact"}), text("done")]
     iso = Isolation.create(base, prefix="quiet-")
     with ModelServer(script) as model:
         env = isolated_env(iso, model.url)
@@ -271,14 +270,14 @@ def main() -> None:
         quiet = processes_without_chain(base)
         say(f"- session with no chain (a prompt with a Skill call, then /cost): {quiet['spawns']} processes started")
         runs = whole_runs(rounds, base)
-        times = runs["times"]
-        assert isinstance(times, dict)
-        say(
-            f'- `claude -p "/cost && /context"`, {rounds} runs each, interleaved: slashkit median '
-            f"{_median(times['slashkit']):.3f} s, seed {_median(times['seed']):.3f} s, ratio {runs['ratio']:.3f}"
-        )
-        say(f"- ui_log lines, slashkit: {sorted(runs['lines']['slashkit'])}")  # type: ignore[index]
-        say(f"- ui_log lines, seed: {sorted(runs['lines']['seed'])}")  # type: ignore[index]
+        for name, kinds in runs.items():
+            say(
+                f"- `claude -p \"/cost && /context\"` with {name}: {len(kinds['complete'])} complete runs, median "
+                f"{_median(kinds['complete']):.3f} s (min {min(kinds['complete']):.3f}); {len(kinds['cut'])} cut "
+                "short by -p's exit"
+            )
+        ratio = _median(runs["slashkit"]["complete"]) / _median(runs["seed"]["complete"])
+        say(f"- ratio of the complete runs' medians, slashkit / seed: {ratio:.3f}")
     print("\n".join(out))
 
 

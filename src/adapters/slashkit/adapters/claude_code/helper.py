@@ -7,7 +7,6 @@ Run as `python -m slashkit.adapters.claude_code.helper`. HTTP because the mod ca
 
 import contextlib
 import os
-import shutil
 import signal
 import socketserver
 import tempfile
@@ -105,7 +104,9 @@ def _watch_parent(directory: str, parent: int) -> None:
 
 def _exit(directory: str) -> None:
     """Leaves at once: the session that ends waits for its children, so a slow exit is its exit time."""
-    shutil.rmtree(directory, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(directory, "s"))
+        os.rmdir(directory)
     os._exit(0)
 
 

@@ -320,10 +320,12 @@ def _exactly(kind: type[Any]) -> Any:
 
 for _scalar in (str, int, bool):
     _converter.register_structure_hook(_scalar, _exactly(_scalar))
-for _event in EVENTS.values():
-    # Strict: a key the helper does not know means the mod and the helper are out of step.
-    _strict = make_dict_structure_fn(_event, _converter, _cattrs_forbid_extra_keys=True)
-    _converter.register_structure_hook(_event, _strict)
+# Strict: a key the helper does not know means the mod and the helper are out of step. Made on first use,
+# since a session meets few of the events and the helper's start is on the first chain's path.
+_converter.register_structure_hook_factory(
+    lambda kind: kind in EVENTS.values(),
+    lambda kind: make_dict_structure_fn(kind, _converter, _cattrs_forbid_extra_keys=True),
+)
 
 
 def _with_kind(value: Effect | Answered) -> dict[str, Any]:
