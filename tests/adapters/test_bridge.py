@@ -19,7 +19,7 @@ def message(event: str, **e: Any) -> bytes:
 def send(bridge: Bridge, event: str, **e: Any) -> dict[str, Any]:
     decoded = p.decode(message(event, **e))
     assert isinstance(decoded, Success), decoded
-    written: dict[str, Any] = json.loads(p.encode(bridge.handle(decoded.unwrap())))
+    written: dict[str, Any] = json.loads(p.encode(bridge.handle(decoded.unwrap().event)))
     return written
 
 
@@ -61,13 +61,14 @@ class TestDecode:
 class TestChains:
     def test_a_chain_runs_through_its_events_with_the_reference_lines(self, bridge: Bridge) -> None:
         typed = send(bridge, "command.typed", command="cost", args="&& /context", origin="sdk", stored=None)
-        assert typed["reply"] == {"kind": "run", "args": "", "token": 1}
+        assert {k: typed["reply"][k] for k in ("kind", "args", "token")} == {"kind": "run", "args": "", "token": 1}
         assert logs(typed) == ["1/2: /cost"]
         ran = send(bridge, "run.done", token=1)
         assert logs(ran) == ["2/2: /context"]
         timer = send(bridge, "timer", token=ran["effects"][1]["token"])
         run = timer["effects"][0]
-        assert (run["kind"], run["command"], run["then"]) == ("run", "context", ["all 2 command(s) ran"])
+        assert (run["kind"], run["command"]) == ("run", "context")
+        assert run["then"] == [{"kind": "log", "text": "all 2 command(s) ran"}]
         done = send(bridge, "run.done", token=run["token"])
         assert logs(done) == ["all 2 command(s) ran"]
         assert done["wants"] == []
@@ -79,6 +80,37 @@ class TestChains:
         off = send(bridge, "command.chain", args="on", stored=False)
         assert off["reply"] == {"kind": "text", "text": "on: /a && /b runs /b once /a ended well"}
         assert {"kind": "store.set", "key": "enabled", "value": True} in off["effects"]
+
+    def test_the_typed_command_carries_what_its_end_does_all_the_way_to_the_last_line(self, bridge: Bridge) -> None:
+        typed = send(bridge, "command.typed", command="a", args="&& /b && /c", origin="composer")
+        step_two, after = typed["reply"]["then"]
+        assert step_two == {"kind": "log", "text": "2/3: /b"}
+        [run_b] = after["fires"]
+        assert run_b["command"] == "b"
+        step_three, after_b = run_b["then"]
+        assert step_three == {"kind": "log", "text": "3/3: /c"}
+        [run_c] = after_b["fires"]
+        assert run_c["then"] == [{"kind": "log", "text": "all 3 command(s) ran"}]
+        # The mod carries all of it out as it comes, and says so each time; the helper adds nothing.
+        assert send(bridge, "run.done", token=1, applied=True)["effects"] == []
+        assert send(bridge, "timer", token=after["token"], applied=True)["effects"] == []
+        assert send(bridge, "run.done", token=run_b["token"], applied=True)["effects"] == []
+        assert send(bridge, "timer", token=after_b["token"], applied=True)["effects"] == []
+        assert send(bridge, "run.done", token=run_c["token"], applied=True)["effects"] == []
+        assert bridge.chains.state.running is None
+
+    def test_events_are_handled_in_the_order_the_mod_sent_them(self, bridge: Bridge) -> None:
+        import threading
+
+        typed = p.decode(message("command.typed", command="a", args="&& /b", origin="composer")).unwrap().event
+        status = p.decode(message("command.chain", args="")).unwrap().event
+        answers: dict[int, p.Answer] = {}
+        later = threading.Thread(target=lambda: answers.__setitem__(2, bridge.handle(status, seq=2)))
+        later.start()
+        answers[1] = bridge.handle(typed, seq=1)
+        later.join(timeout=5)
+        assert answers[2].reply == p.Text("on · 1/2 /a, running")
+        assert (answers[1].version, answers[2].version) == (1, 2)
 
     def test_a_timer_carries_what_it_will_do_and_an_applied_one_is_not_done_twice(self, bridge: Bridge) -> None:
         send(bridge, "command.typed", command="a", args="&& /b", origin="composer")

@@ -237,16 +237,32 @@ describe('effects', () => {
 
   test('a timer carries out what it was foreseen to do at once, then sends timer applied', async ($, on) => {
     const fake = fakeHelper(on)
-    const run = { kind: 'run', command: 'b', args: 'y', token: 6, then: ['all 2 command(s) ran'] }
+    const run = { kind: 'run', command: 'b', args: 'y', token: 6, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }
     fake.answer = sent => (sent.event === 'command.typed' ? { effects: [{ kind: 'after', ms: 0, token: 5, fires: [run] }] } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))
     await fake.clock.settle()
     expect(await fake.received('timer')).toEqual({ event: 'timer', e: { token: 5, applied: true } })
     expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['a x && /b y', 'b y'])
-    // The kit's command resolves while the timer event is still in flight, so its lines wait for the helper.
-    expect(await fake.received('run.done')).toEqual({ event: 'run.done', e: { token: 6, error: null, applied: false } })
-    expect(fake.logs).toEqual([])
+    // The helper has been sent nothing but the timer since: the run's good end is foreseen too.
+    expect(await fake.received('run.done')).toEqual({ event: 'run.done', e: { token: 6, error: null, applied: true } })
+    expect(fake.logs).toEqual(['all 2 command(s) ran'])
+  })
+
+  test('a run reply carries what the typed command does when it ends well, done at once', async ($, on) => {
+    const fake = fakeHelper(on)
+    const after = { kind: 'after', ms: 0, token: 21, fires: [{ kind: 'run', command: 'b', args: '', token: 22, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
+    const then = [{ kind: 'log', text: '2/2: /b' }, after]
+    fake.answer = sent => (sent.event === 'command.typed' ? { reply: { kind: 'run', args: 'x', token: 20, then } } : {})
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b'))
+    expect(fake.logs).toEqual(['2/2: /b'])
+    expect((await fake.received('run.done')).e).toEqual({ token: 20, error: null, applied: true })
+    await fake.clock.settle()
+    expect((await fake.received('timer')).e).toEqual({ token: 21, applied: true })
+    expect((await fake.received('run.done', 2)).e).toEqual({ token: 22, error: null, applied: true })
+    expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['a|x', 'b|'])
+    expect(fake.logs).toEqual(['2/2: /b', 'all 2 command(s) ran'])
   })
 
   test('a timer whose forecast went stale asks the helper first', async ($, on) => {
@@ -269,7 +285,7 @@ describe('effects', () => {
     let logsAtDone: string[] = []
     fake.answer = sent => {
       if (sent.event === 'command.typed') return { wants: ['turn.complete'], reply: { kind: 'run', args: 'x', token: 1 } }
-      if (sent.event === 'turn.complete') return { effects: [{ kind: 'run', command: 'cost', args: 'today', token: 2, then: ['✓ /a x', '✓ /cost today'] }] }
+      if (sent.event === 'turn.complete') return { effects: [{ kind: 'run', command: 'cost', args: 'today', token: 2, then: [{ kind: 'log', text: '✓ /a x' }, { kind: 'log', text: '✓ /cost today' }] }] }
       if (sent.event === 'run.done') logsAtDone = [...fake.logs]
       return { wants: ['turn.complete'] }
     }
@@ -305,7 +321,7 @@ describe('effects', () => {
 
   test('a run that throws sends run.done with the error and writes no promised line', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = sent => (sent.event === 'turn.complete' ? { effects: [{ kind: 'run', command: 'broken', args: '', token: 9, then: ['✓ /broken'] }] } : { wants: ['turn.complete'] })
+    fake.answer = sent => (sent.event === 'turn.complete' ? { effects: [{ kind: 'run', command: 'broken', args: '', token: 9, then: [{ kind: 'log', text: '✓ /broken' }] }] } : { wants: ['turn.complete'] })
     fake.command = e => {
       if (e.command === 'broken') throw new Error('broken failed')
       return { text: 'ok' }
@@ -324,7 +340,7 @@ describe('effects', () => {
     const held = deferred<{ text: string }>()
     fake.command = e => (e.command === 'slow' ? held.promise : { text: 'ok' })
     fake.answer = sent => {
-      if (sent.event === 'turn.complete') return { wants: ['prompt.submit'], effects: [{ kind: 'run', command: 'slow', args: '', token: 5, then: ['✓ /slow'] }] }
+      if (sent.event === 'turn.complete') return { wants: ['prompt.submit'], effects: [{ kind: 'run', command: 'slow', args: '', token: 5, then: [{ kind: 'log', text: '✓ /slow' }] }] }
       return { wants: ['turn.complete', 'prompt.submit'] }
     }
     await $.session.start(START)
@@ -344,7 +360,7 @@ describe('effects', () => {
     const answerLater = deferred<Response>()
     fake.command = e => (e.command === 'slow' ? held.promise : { text: 'ok' })
     fake.answer = sent => {
-      if (sent.event === 'turn.complete') return { wants: ['prompt.submit'], effects: [{ kind: 'run', command: 'slow', args: '', token: 6, then: ['✓ /slow'] }] }
+      if (sent.event === 'turn.complete') return { wants: ['prompt.submit'], effects: [{ kind: 'run', command: 'slow', args: '', token: 6, then: [{ kind: 'log', text: '✓ /slow' }] }] }
       if (sent.event === 'prompt.submit') return answerLater.promise
       return { wants: ['turn.complete'] }
     }
@@ -370,7 +386,7 @@ describe('effects', () => {
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['context|all'])
     expect(fake.sent).toEqual([
       { event: 'command.typed', e: { command: 'context', args: 'all && /cost && /usage', origin: 'composer' } },
-      { event: 'run.done', e: { token: 12, error: null } },
+      { event: 'run.done', e: { token: 12, error: null, applied: false } },
     ])
   })
 
@@ -383,7 +399,7 @@ describe('effects', () => {
     await $.session.start(START)
     await expect($.command.run(typed('compact', '&& /cost'))).rejects.toThrow()
     const done = await fake.received('run.done')
-    expect(done.e).toEqual({ token: 13, error: expect.any(String) })
+    expect(done.e).toEqual({ token: 13, error: expect.any(String), applied: false })
     // The typed command ran once, with its head: it is not run again with the chain's text.
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['compact|'])
   })

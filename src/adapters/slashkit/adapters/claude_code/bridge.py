@@ -105,6 +105,10 @@ class _Store:
         self._outbox.effects.append(p.StoreSet(key, value))
 
 
+#: How long an event waits for the one the mod sent before it.
+ORDER_WAIT_S = 2.0
+
+
 class Bridge:
     """The use cases of one engine session behind the wire format."""
 
@@ -115,20 +119,28 @@ class Bridge:
         clock, ui = _Clock(self._outbox), _Ui(self._outbox)
         self.chains = ChainSession(clock, self._runner, ui, self._store)
         self.self_commands = s.SelfCommandSession(env, whoami, clock, self._runner, ui)
-        self._lock = threading.Lock()
+        self._turn = threading.Condition()
         self._version = 0
         #: The version the foreseen effects of a timer or run hold for, by token.
         self._foreseen: dict[int, int] = {}
 
-    def handle(self, event: p.Event) -> p.Answer:
-        """Handles one event; events are handled one at a time, in the order they arrive."""
-        with self._lock:
+    def handle(self, event: p.Event, seq: int | None = None) -> p.Answer:
+        """Handles one event; events are handled one at a time, in the order the mod sent them (`seq`), even
+        when two requests overtake each other on their way."""
+        with self._turn:
+            if seq is not None:
+                # A missing event can only be one the mod failed to send, after which it retires this
+                # helper: wait a little for it, then go on.
+                self._turn.wait_for(lambda: self._version >= seq - 1, timeout=ORDER_WAIT_S)
             before = self._version
             reply = self._dispatch(event)
             self._version += 1
             effects = tuple(self._foresee(e, self._version) for e in self._outbox.drain())
             if self._carried_out(event, before):
                 effects = ()
+            if isinstance(reply, p.RunArgs):
+                reply = attrs.evolve(reply, then=self._then(reply.token, self._version))
+            self._turn.notify_all()
             wants = self.chains.wants() | self.self_commands.wants()
             return p.Answer(version=self._version, wants=wants, reply=reply, effects=effects)
 
@@ -136,15 +148,12 @@ class Bridge:
     # deterministic, so if the helper handles no other event first, the foreseen effects are the effects.
 
     def _foresee(self, effect: p.Effect, version: int | None) -> p.Effect:
-        """Adds to a run the lines it writes when it resolves well, and to a timer what it does when it
-        fires, when that is all they do; records them as holding for `version` (None: do not record)."""
+        """Adds to a run what it does when it resolves well, and to a timer what it does when it fires, when
+        that is all they do (lines, timers; a timer's runs); records it as holding for `version` (None: a
+        forecast inside a forecast, recorded when its own event comes)."""
         match effect:
             case p.Run(token=token):
-                produced = self._dry(lambda: self._outbox.complete(token, Success(None)))
-                if not all(isinstance(e, p.Log) for e in produced):
-                    return effect
-                self._hold(token, version)
-                return attrs.evolve(effect, then=tuple(e.text for e in produced if isinstance(e, p.Log)))
+                return attrs.evolve(effect, then=self._then(token, version))
             case p.After(token=token):
                 produced = self._dry(lambda: self._outbox.fire(token))
                 fires = tuple(e for e in produced if isinstance(e, p.Log | p.Run))
@@ -153,6 +162,15 @@ class Bridge:
                 self._hold(token, version)
                 return attrs.evolve(effect, fires=fires)
         return effect
+
+    def _then(self, token: int, version: int | None) -> tuple[p.Log | p.After, ...] | None:
+        """What the run with this token does when it resolves well, if lines and timers are all it does."""
+        produced = self._dry(lambda: self._outbox.complete(token, Success(None)))
+        then = tuple(e for e in produced if isinstance(e, p.Log | p.After))
+        if len(then) != len(produced):
+            return None
+        self._hold(token, version)
+        return then
 
     def _dry(self, action: Callable[[], None]) -> tuple[p.Effect, ...]:
         """The effects `action` produces, each foreseen in turn, leaving everything as it was."""

@@ -57,8 +57,9 @@ class _Handler(socketserver.StreamRequestHandler):
         if method != "POST" or path != EVENT_PATH:
             return self._send(404, protocol.encode_error(f"no {method} {path}; POST {EVENT_PATH}"))
         match protocol.decode(body):
-            case Success(event):
-                return self._send(200, protocol.encode(self.server.bridge.handle(event)))
+            case Success(request):
+                answer = self.server.bridge.handle(request.event, request.seq)
+                return self._send(200, protocol.encode(answer))
             case Failure(why):
                 # A request the helper cannot read changes nothing; the mod logs the error and goes on.
                 return self._send(400, protocol.encode_error(why))

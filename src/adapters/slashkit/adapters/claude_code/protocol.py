@@ -94,7 +94,7 @@ class Timer:
 @frozen
 class RunDone:
     """A run a `run` effect (or a `run` reply) asked for resolved, or threw `error`; `applied` says the mod
-    already wrote the `then` lines the `run` effect carried."""
+    already carried out the `then` effects it carried."""
 
     token: int
     error: str | None = None
@@ -144,6 +144,14 @@ class ControlAnswered:
     action: Any = None
     value: Any = None
     args: Any = None
+
+
+@frozen
+class Request:
+    """One event as the mod sent it: `seq` counts the events the mod has sent this helper, from 1."""
+
+    seq: int | None
+    event: "Event"
 
 
 Event = (
@@ -199,9 +207,10 @@ class Toast:
 class After:
     """Start a timer; when it fires, send `timer` with this token.
 
-    `fires` holds what the helper does when the timer fires (runs, lines), if the helper has handled no
-    other event by then: the mod carries it out at once, as the seed's in-process timer does, instead of
-    waiting a round trip (`claude -p` exits once the session is idle, measured on 2.1.328).
+    `fires` holds what the helper does when the timer fires (runs, lines), foreseen: the core is
+    deterministic, so if the helper handles no other event first, that is what it will do. The mod then
+    carries it out at once, as the seed's in-process timer does, instead of waiting a round trip
+    (`claude -p` exits once the session is idle, measured on 2.1.328), and says so with `applied`.
     """
 
     KIND: ClassVar = "after"
@@ -214,17 +223,15 @@ class After:
 class Run:
     """Run `/command args` now; when it resolved or threw, send `run.done` with this token.
 
-    `then` holds the transcript lines a run that resolves writes, when lines are all it does: the mod writes
-    them at once if the helper has handled no other event since (its `version` is unchanged and nothing is in
-    flight). The engine of `claude -p` exits as soon as the last command resolved, before a round trip could
-    bring the chain's last line back (measured on 2.1.328).
+    `then` holds what the helper does when the run resolves well (lines, timers), when that is all it
+    does: the mod carries it out at once if the helper has handled nothing since (see `After`).
     """
 
     KIND: ClassVar = "run"
     command: str
     args: str
     token: int
-    then: tuple[str, ...] | None = None
+    then: "tuple[Log | After, ...] | None" = None
 
 
 @frozen
@@ -246,11 +253,13 @@ Effect = Log | Toast | After | Run | StoreSet | Invalidate
 
 @frozen
 class RunArgs:
-    """Reply to `command.typed`: run the typed command with these args, then send `run.done` with the token."""
+    """Reply to `command.typed`: run the typed command with these args, then send `run.done` with the token;
+    `then` as for `Run`."""
 
     KIND: ClassVar = "run"
     args: str
     token: int
+    then: "tuple[Log | After, ...] | None" = None
 
 
 @frozen
@@ -330,12 +339,13 @@ _converter.register_structure_hook_factory(
 
 def _with_kind(value: Effect | Answered) -> dict[str, Any]:
     written: dict[str, Any] = {"kind": value.KIND, **_converter.unstructure(value)}
-    if isinstance(value, After) and value.fires is not None:
-        written["fires"] = [_with_kind(effect) for effect in value.fires]
+    nested = value.fires if isinstance(value, After) else value.then if isinstance(value, Run | RunArgs) else None
+    if nested is not None:
+        written["fires" if isinstance(value, After) else "then"] = [_with_kind(effect) for effect in nested]
     return written
 
 
-def decode(body: bytes) -> Result[Event, str]:
+def decode(body: bytes) -> Result[Request, str]:
     """Reads one request body; a Failure says, in one line, what is wrong with it."""
     if len(body) > MAX_BODY:
         return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
@@ -349,8 +359,11 @@ def decode(body: bytes) -> Result[Event, str]:
     kind = EVENTS.get(name) if isinstance(name, str) else None
     if kind is None:
         return Failure(f"unknown event {name!r}")
+    seq = message.get("seq")
+    if seq is not None and type(seq) is not int:
+        return Failure(f"seq is {seq!r}, not a whole number")
     try:
-        return Success(_converter.structure(message.get("e"), kind))
+        return Success(Request(seq, _converter.structure(message.get("e"), kind)))
     except (ClassValidationError, TypeError, ValueError, AttributeError) as err:
         return Failure(f"bad {message['event']} event: {_explain(err)}")
 

@@ -9,21 +9,24 @@ import { ANSWER_TIMEOUT_MS, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE }
 export type Effect =
   | { kind: 'log'; text: string }
   | { kind: 'toast'; text: string }
-  | { kind: 'after'; ms: number; token: number; fires: Effect[] | null }
-  | { kind: 'run'; command: string; args: string; token: number; then: string[] | null }
+  | { kind: 'after'; ms: number; token: number; fires?: Effect[] | null }
+  | { kind: 'run'; command: string; args: string; token: number; then?: Effect[] | null }
   | { kind: 'store.set'; key: string; value: unknown }
   | { kind: 'invalidate' }
 
 export type Reply =
-  | { kind: 'run'; args: string; token: number }
+  | { kind: 'run'; args: string; token: number; then?: Effect[] | null }
   | { kind: 'text'; text: string }
   | { kind: 'deny'; text: string }
   | { kind: 'prompt'; text: string }
   | { kind: 'description'; text: string }
   | { kind: 'skill'; commandName: string; context: string }
 
-/** What the helper answered, or `undefined` when it could not (the line saying why is already logged). */
-export type Answer = { reply: Reply | null } | undefined
+/**
+ * What the helper answered, or `undefined` when it could not (the line saying why is already logged):
+ * the reply, and which helper gave it at which version, for the forecasts it carries.
+ */
+export type Answer = { reply: Reply | null; at: number; from: Helper } | undefined
 
 type Helper = { socket: Promise<string> }
 
@@ -35,9 +38,12 @@ let helper: Helper | undefined
 let wants: ReadonlySet<string> = new Set()
 /** Why the helper is unavailable, once that is logged; cleared by its next answer. */
 let down: string | undefined
-/** How many events the helper had handled at its last answer, and how many asks are awaiting one. */
-let version = 0
-let inFlight = 0
+/**
+ * How many events this mod has sent the current helper: each request carries its number (`seq`), and the
+ * helper handles them in that order. A forecast made at version `at` holds while `sent === at`: the helper
+ * has been sent nothing since.
+ */
+let sent = 0
 
 /** Whether the helper asked to hear this event. */
 export function wanted(event: string): boolean {
@@ -47,30 +53,27 @@ export function wanted(event: string): boolean {
 /** Sends one event and carries out the effects the answer holds; never throws. */
 export async function ask($: EngineInterface, event: string, e: unknown): Promise<Answer> {
   const current = helper ?? start($)
+  sent += 1 // before any wait, so what the caller does next already counts this event as sent
   let answer: WireAnswer
-  inFlight += 1
   try {
-    answer = await send($, current, event, e)
+    answer = await send($, current, sent, event, e)
   } catch (err) {
     if (!(err instanceof RefusedEvent)) retire($, current)
     unavailable($, messageOf(err))
     return undefined
-  } finally {
-    inFlight -= 1
   }
-  version = answer.version
-  wants = new Set(answer.wants)
+  if (helper === current) wants = new Set(answer.wants)
   down = undefined
-  for (const fx of answer.effects) await act($, fx, answer.version)
-  return { reply: answer.reply }
+  for (const fx of answer.effects) await act($, fx, answer.version, current)
+  return { reply: answer.reply, at: answer.version, from: current }
 }
 
-async function send($: EngineInterface, current: Helper, event: string, e: unknown): Promise<WireAnswer> {
+async function send($: EngineInterface, current: Helper, seq: number, event: string, e: unknown): Promise<WireAnswer> {
   const socketPath = await within($, current.socket, START_TIMEOUT_MS, 'the helper did not start')
   const request = $.http.fetch('http://slashkit/v1/event', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ v: VERSION, event, e }),
+    body: JSON.stringify({ v: VERSION, seq, event, e }),
     socketPath,
   })
   const response = await within($, request, ANSWER_TIMEOUT_MS, `the helper did not answer ${event}`)
@@ -135,6 +138,7 @@ function start($: EngineInterface): Helper {
   socket.catch(() => undefined)
   const started: Helper = { socket }
   helper = started
+  sent = 0
   void watch($, started, ready, fail)
   return started
 }
@@ -180,8 +184,12 @@ function retire($: EngineInterface, failed: Helper): void {
   void failed.socket.then(socketPath => $.http.fetch('http://slashkit/v1/exit', { method: 'POST', socketPath })).catch(() => undefined)
 }
 
-/** Carries out one effect: each kind is one literal `$` call, as the engine's static analysis requires. */
-async function act($: EngineInterface, fx: Effect, at: number): Promise<void> {
+/**
+ * Carries out one effect: each kind is one literal `$` call, as the engine's static analysis requires.
+ * `at` is the helper's version the effect comes from, `from` the helper: what a timer or a run was foreseen
+ * to do holds only for them.
+ */
+async function act($: EngineInterface, fx: Effect, at: number, from: Helper): Promise<void> {
   switch (fx.kind) {
     case 'log':
       $.ui.log(fx.text)
@@ -196,49 +204,48 @@ async function act($: EngineInterface, fx: Effect, at: number): Promise<void> {
       $.ui.invalidate('tool.describe')
       return
     case 'after':
-      $.clock.after(fx.ms, () => void fire($, fx.token, fx.fires ?? null, at, helper))
+      $.clock.after(fx.ms, () => void fire($, fx.token, fx.fires ?? null, at, from))
       return
     case 'run':
-      void runThenReport($, fx.command, fx.args, fx.token, fx.then ?? null, at, helper)
+      void runThenReport($, fx.command, fx.args, fx.token, fx.then ?? null, at, from)
       return
   }
 }
 
 /**
- * A timer the helper started fired. What the helper foresaw it doing (`fires`) is carried out at once when
- * the helper has moved on by no other event since (`at`), as the seed's in-process timer would: a round
- * trip first can lose the race with `claude -p`'s exit (measured on 2.1.328). The helper then skips it.
+ * Carries out what was foreseen for an event the mod is about to send, when it still holds: the helper has
+ * been sent nothing since the forecast (`at`). The mod does it at once (forecasts hold lines, timers and
+ * runs, whose calls all start before `act` first waits), then sends the event saying `applied`, so the
+ * helper skips it, and does not wait for the answer: as the seed's in-process mod, it must not lose the race
+ * with `claude -p`'s exit, and a step's timer set in the typed command's hook must find that hook returned
+ * (measured on 2.1.328).
  */
-async function fire($: EngineInterface, token: number, fires: Effect[] | null, at: number, issuer: Helper | undefined): Promise<void> {
-  // A timer a helper that has since gone started means nothing to the next one: nothing to send.
-  if (helper !== issuer) return
-  const applied = fires !== null && version === at && inFlight === 0
-  if (applied) for (const fx of fires) await act($, fx, at + 1)
-  await ask($, 'timer', { token, applied })
+async function sendForeseen($: EngineInterface, event: string, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
+  const applied = foreseen !== null && helper === from && sent === at
+  if (applied) for (const fx of foreseen) void act($, fx, at + 1, from)
+  const answered = ask($, event, { ...e, applied })
+  if (!applied) await answered
 }
 
-/**
- * Runs a command the helper asked for (from a timer, never inside a command's hook) and reports how it ended.
- * The lines promised for a run that resolves are written at once when the helper has moved on by no other
- * event since (`at`), because `claude -p` exits as soon as its last command resolved.
- */
-async function runThenReport(
-  $: EngineInterface,
-  command: string,
-  args: string,
-  token: number,
-  then: string[] | null,
-  at: number,
-  issuer: Helper | undefined,
-): Promise<void> {
+/** A timer the helper started fired. A timer of a helper that has since gone means nothing to the next. */
+async function fire($: EngineInterface, token: number, fires: Effect[] | null, at: number, from: Helper): Promise<void> {
+  if (helper !== from) return
+  await sendForeseen($, 'timer', { token }, fires, at, from)
+}
+
+/** Runs a command the helper asked for (from a timer, never inside a command's hook) and reports its end. */
+async function runThenReport($: EngineInterface, command: string, args: string, token: number, then: Effect[] | null, at: number, from: Helper): Promise<void> {
   let error: string | null = null
   try {
     await $.command.run({ command, args })
   } catch (err) {
     error = messageOf(err)
   }
-  if (helper !== issuer) return
-  const applied = error === null && then !== null && version === at && inFlight === 0
-  if (applied) for (const line of then) $.ui.log(line)
-  await ask($, 'run.done', { token, error, applied })
+  await reportRun($, token, error, then, at, from)
+}
+
+/** Reports how a run the helper asked for ended; what its good end was foreseen to do is done at once. */
+export async function reportRun($: EngineInterface, token: number, error: string | null, then: Effect[] | null, at: number, from: Helper): Promise<void> {
+  if (helper !== from) return
+  await sendForeseen($, 'run.done', { token, error }, error === null ? then : null, at, from)
 }

@@ -3,7 +3,7 @@
  * forwards the engine's events to slashkit's Python core and answers with what the core says.
  */
 import type { Register } from 'claude-code'
-import { ask, messageOf, wanted } from './bridge.js'
+import { ask, messageOf, reportRun, wanted } from './bridge.js'
 import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
 
 export const register: Register = on => {
@@ -34,16 +34,17 @@ export const register: Register = on => {
   // single command never starts Python. A literal, so `claude plugin validate` prints the pattern.
   on('command.run', { args: /(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
     const stored = await $.store.get('enabled')
-    const reply = (await ask($, 'command.typed', { command: e.command, args: e.args, origin: e.origin.kind, stored }))?.reply
-    if (reply?.kind !== 'run') return next(e)
+    const answer = await ask($, 'command.typed', { command: e.command, args: e.args, origin: e.origin.kind, stored })
+    const reply = answer?.reply
+    if (answer === undefined || reply?.kind !== 'run') return next(e)
     let result
     try {
       result = await next({ ...e, args: reply.args })
     } catch (err) {
-      await ask($, 'run.done', { token: reply.token, error: messageOf(err) })
+      await reportRun($, reply.token, messageOf(err), null, answer.at, answer.from)
       throw err
     }
-    await ask($, 'run.done', { token: reply.token, error: null })
+    await reportRun($, reply.token, null, reply.then ?? null, answer.at, answer.from)
     return result
   })
 
