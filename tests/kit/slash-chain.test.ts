@@ -242,11 +242,18 @@ describe('effects', () => {
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))
     await fake.clock.settle()
-    expect(await fake.received('timer')).toEqual({ event: 'timer', e: { token: 5, applied: true } })
+    await fake.until(() => fake.logs.length > 0)
     expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['a x && /b y', 'b y'])
     // The helper has been sent nothing but the timer since: the run's good end is foreseen too.
-    expect(await fake.received('run.done')).toEqual({ event: 'run.done', e: { token: 6, error: null, applied: true } })
     expect(fake.logs).toEqual(['all 2 command(s) ran'])
+    // The reports wait for the next event, and go out ahead of it, in order.
+    expect(fake.events()).toEqual(['command.typed'])
+    await $.command.run({ command: 'slash-chain', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
+    expect(fake.sent.slice(1)).toEqual([
+      { event: 'timer', e: { token: 5, applied: true } },
+      { event: 'run.done', e: { token: 6, error: null, applied: true } },
+      { event: 'command.chain', e: { args: '', stored: undefined } },
+    ])
   })
 
   test('a run reply carries what the typed command does when it ends well, done at once', async ($, on) => {
@@ -257,12 +264,18 @@ describe('effects', () => {
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     expect(fake.logs).toEqual(['2/2: /b'])
-    expect((await fake.received('run.done')).e).toEqual({ token: 20, error: null, applied: true })
     await fake.clock.settle()
-    expect((await fake.received('timer')).e).toEqual({ token: 21, applied: true })
-    expect((await fake.received('run.done', 2)).e).toEqual({ token: 22, error: null, applied: true })
+    await fake.until(() => fake.logs.length > 1)
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['a|x', 'b|'])
     expect(fake.logs).toEqual(['2/2: /b', 'all 2 command(s) ran'])
+    expect(fake.events()).toEqual(['command.typed'])
+    await $.command.run({ command: 'slash-chain', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
+    expect(fake.sent.slice(1).map(s => s.e)).toEqual([
+      { token: 20, error: null, applied: true },
+      { token: 21, applied: true },
+      { token: 22, error: null, applied: true },
+      { args: '', stored: undefined },
+    ])
   })
 
   test('a timer whose forecast went stale asks the helper first', async ($, on) => {
@@ -283,15 +296,18 @@ describe('effects', () => {
   test('run runs the command, writes the promised lines at once and sends run.done applied', async ($, on) => {
     const fake = fakeHelper(on)
     let logsAtDone: string[] = []
+    let turns = 0
     fake.answer = sent => {
       if (sent.event === 'command.typed') return { wants: ['turn.complete'], reply: { kind: 'run', args: 'x', token: 1 } }
-      if (sent.event === 'turn.complete') return { effects: [{ kind: 'run', command: 'cost', args: 'today', token: 2, then: [{ kind: 'log', text: '✓ /a x' }, { kind: 'log', text: '✓ /cost today' }] }] }
+      if (sent.event === 'turn.complete' && ++turns === 1) return { wants: ['turn.complete'], effects: [{ kind: 'run', command: 'cost', args: 'today', token: 2, then: [{ kind: 'log', text: '✓ /a x' }, { kind: 'log', text: '✓ /cost today' }] }] }
       if (sent.event === 'run.done') logsAtDone = [...fake.logs]
       return { wants: ['turn.complete'] }
     }
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /cost today'))
     await $.turn.complete(TURN)
+    await fake.until(() => fake.logs.length === 2)
+    await $.turn.complete(TURN) // the next event takes the held report out ahead of it
 
     expect(await fake.received('run.done', 2)).toEqual({ event: 'run.done', e: { token: 2, error: null, applied: true } })
     expect(fake.ran).toEqual([

@@ -44,6 +44,12 @@ let down: string | undefined
  * has been sent nothing since.
  */
 let sent = 0
+/**
+ * Events the mod numbered but has not sent yet: reports that it carried out a forecast (`applied`). They
+ * go out, in order, ahead of the next event, so nothing else competes with the engine's next step when a
+ * forecast is carried out; until then the helper lags, and the events it wants are a superset.
+ */
+let held: { seq: number; event: string; e: unknown }[] = []
 
 /** Whether the helper asked to hear this event. */
 export function wanted(event: string): boolean {
@@ -54,9 +60,13 @@ export function wanted(event: string): boolean {
 export async function ask($: EngineInterface, event: string, e: unknown): Promise<Answer> {
   const current = helper ?? start($)
   sent += 1 // before any wait, so what the caller does next already counts this event as sent
+  const seq = sent
+  const earlier = held.map(h => send($, current, h.seq, h.event, h.e))
+  held = []
   let answer: WireAnswer
   try {
-    answer = await send($, current, sent, event, e)
+    await Promise.all(earlier)
+    answer = await send($, current, seq, event, e)
   } catch (err) {
     if (!(err instanceof RefusedEvent)) retire($, current)
     unavailable($, messageOf(err))
@@ -139,6 +149,7 @@ function start($: EngineInterface): Helper {
   const started: Helper = { socket }
   helper = started
   sent = 0
+  held = []
   void watch($, started, ready, fail)
   return started
 }
@@ -221,10 +232,13 @@ async function act($: EngineInterface, fx: Effect, at: number, from: Helper): Pr
  * (measured on 2.1.328).
  */
 async function sendForeseen($: EngineInterface, event: string, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
-  const applied = foreseen !== null && helper === from && sent === at
-  if (applied) for (const fx of foreseen) void act($, fx, at + 1, from)
-  const answered = ask($, event, { ...e, applied })
-  if (!applied) await answered
+  if (foreseen === null || helper !== from || sent !== at) {
+    await ask($, event, { ...e, applied: false })
+    return
+  }
+  sent += 1
+  held.push({ seq: sent, event, e: { ...e, applied: true } })
+  for (const fx of foreseen) void act($, fx, at + 1, from)
 }
 
 /** A timer the helper started fired. A timer of a helper that has since gone means nothing to the next. */
