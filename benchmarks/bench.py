@@ -198,27 +198,22 @@ def _ui_logs(stdout: str) -> list[str]:
     return found
 
 
-def in_engine_round_trips(base: Path, steps: int = 12) -> list[int]:
-    """Per-event fetch times the engine logs (ms, whole numbers) for a chain of `steps` local commands."""
-    from slashkit.adapters.claude_code.headless import run_chain
+def in_engine_round_trips(base: Path, asks: int = 30) -> list[int]:
+    """Per-event fetch times the engine logs (ms, whole numbers): `/slash-chain` asked `asks` times in one
+    session, each an event the helper must answer (a chain's local steps need none: they are foreseen)."""
+    from tests.support.claude_cli import StreamingRun, results_seen
 
     iso = Isolation.create(base, prefix="events-")
-    debug = base / "events-debug.log"
-    chain = " && ".join(["/cost", "/context"] * (steps // 2))
     project = base / "events-project"
     project.mkdir()
-    with ModelServer() as model:
-        outcome = run_chain(
-            chain,
-            claude=str(claude_path()),
-            plugin_dir=plugin_dir("slash-chain", base / "ours"),
-            cwd=project,
-            timeout=300,
-            env=isolated_env(iso, model.url),
-            extra_args=[f"--debug-file={debug}"],
-        )
-    assert outcome.ran_all, outcome
-    return [int(m) for m in re.findall(r"\$\.http\.fetch \(slash-chain\): 200 in (\d+)ms", debug.read_text())]
+    with ModelServer() as model, StreamingRun(
+        [plugin_dir("slash-chain", base / "ours")], project, model=model, isolation=iso
+    ) as session:
+        for n in range(1, asks + 1):
+            session.send("/slash-chain")
+            assert session.wait_until(results_seen(n), timeout=60), n
+        result = session.finish()
+    return [int(m) for m in re.findall(r"\$\.http\.fetch \(slash-chain\): 200 in (\d+)ms", result.debug_log)]
 
 
 def processes_without_chain(base: Path) -> dict[str, int]:
@@ -264,7 +259,7 @@ def main() -> None:
         base = Path(tmp)
         fetches = sorted(in_engine_round_trips(base))
         say(
-            f"- in the engine, {len(fetches)} fetches of a 12-step chain: p50 {_median(fetches):.0f} ms, "
+            f"- in the engine, {len(fetches)} `/slash-chain` events: p50 {_median(fetches):.0f} ms, "
             f"p99 {fetches[int(len(fetches) * 0.99) - 1]} ms, max {fetches[-1]} ms (the engine logs whole ms)"
         )
         quiet = processes_without_chain(base)
