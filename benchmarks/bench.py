@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.claude_cli import Isolation, claude_path, isolated_env  # noqa: E402
 from tests.support.model_server import ModelServer, Turn, text, tool_use  # noqa: E402
+from tests.support.seed_reference import PARSE_CHAIN_JS  # noqa: E402
 
 from slashkit.adapters.claude_code.plugins import plugin_dir  # noqa: E402
 from slashkit.core.chain import parse_chain  # noqa: E402
@@ -46,19 +47,10 @@ def corpus(size: int, seed: int = 3) -> list[str]:
     return out
 
 
-NODE_PARSER = r"""
-const fs = require('fs')
-const SEPARATOR = /(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/g
-function parseChain(args) {
-  const marks = [...args.matchAll(SEPARATOR)]
-  const first = marks[0]
-  if (first === undefined) return { head: args, rest: [] }
-  const rest = marks.map((m, i) => ({
-    command: m[1] ?? '',
-    args: args.slice(m.index + m[0].length, marks[i + 1]?.index ?? args.length).trim(),
-  }))
-  return { head: args.slice(0, first.index).trim(), rest }
-}
+NODE_PARSER = (
+    "const fs = require('fs')\n"
+    + PARSE_CHAIN_JS
+    + r"""
 const strings = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'))
 const rounds = Number(process.argv[2])
 let best = Infinity
@@ -69,6 +61,7 @@ for (let r = 0; r < rounds; r++) {
 }
 console.log(best / strings.length)
 """
+)
 
 
 def parser_ns(strings: list[str], rounds: int = 20) -> tuple[float, float]:
@@ -206,9 +199,10 @@ def in_engine_round_trips(base: Path, asks: int = 30) -> list[int]:
     iso = Isolation.create(base, prefix="events-")
     project = base / "events-project"
     project.mkdir()
-    with ModelServer() as model, StreamingRun(
-        [plugin_dir("slash-chain", base / "ours")], project, model=model, isolation=iso
-    ) as session:
+    with (
+        ModelServer() as model,
+        StreamingRun([plugin_dir("slash-chain", base / "ours")], project, model=model, isolation=iso) as session,
+    ):
         for n in range(1, asks + 1):
             session.send("/slash-chain")
             assert session.wait_until(results_seen(n), timeout=60), n
@@ -267,7 +261,7 @@ def main() -> None:
         runs = whole_runs(rounds, base)
         for name, kinds in runs.items():
             say(
-                f"- `claude -p \"/cost && /context\"` with {name}: {len(kinds['complete'])} complete runs, median "
+                f'- `claude -p "/cost && /context"` with {name}: {len(kinds["complete"])} complete runs, median '
                 f"{_median(kinds['complete']):.3f} s (min {min(kinds['complete']):.3f}); {len(kinds['cut'])} cut "
                 "short by -p's exit"
             )

@@ -7,23 +7,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tests.support.seed_reference import PARSE_CHAIN_JS
+
 from slashkit.core.chain import holds_chain, parse_chain
 
-# Seed 003, `chain.ts`, as JavaScript: the regex literal and `parseChain`, character for character.
-SEED_SCRIPT = r"""
-const fs = require('fs')
-const SEPARATOR = /(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/g
+SEED_SCRIPT = (
+    "const fs = require('fs')\n"
+    + PARSE_CHAIN_JS
+    + r"""
 const MATCHER = /(?:^|\s)&&\s*\/[A-Za-z0-9_:.-]+(?=\s|$)/
-function parseChain(args) {
-  const marks = [...args.matchAll(SEPARATOR)]
-  const first = marks[0]
-  if (first === undefined) return { head: args, rest: [] }
-  const rest = marks.map((m, i) => ({
-    command: m[1] ?? '',
-    args: args.slice(m.index + m[0].length, marks[i + 1]?.index ?? args.length).trim(),
-  }))
-  return { head: args.slice(0, first.index).trim(), rest }
-}
 const inputs = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'))
 const out = inputs.map(s => {
   const c = parseChain(s)
@@ -31,6 +23,7 @@ const out = inputs.map(s => {
 })
 fs.writeFileSync(process.argv[2], JSON.stringify(out))
 """
+)
 
 COUNT = 12_000
 PIECES = [
