@@ -7,9 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.support.seed_reference import PARSE_CHAIN_JS
-
 from slashkit.core.chain import holds_chain, parse_chain
+from tests.support.seed_reference import PARSE_CHAIN_JS
 
 SEED_SCRIPT = (
     "const fs = require('fs')\n"
