@@ -201,8 +201,7 @@ class MemoryHost:
         if typed is None:
             self._run(command, args, origin, lambda _: None)
             return
-        report = self.chains.report_run
-        self._run(command, typed.args, origin, lambda outcome: report(typed.chain, typed.index, outcome))
+        self._run(command, typed.args, origin, self.chains.reporter(typed.chain, typed.index))
         self.settle()
 
     def settle(self) -> None:

@@ -28,7 +28,7 @@ class ChainSession:
 
     def command_typed(self, command: str, args: str, origin: str) -> m.RunTyped | None:
         """A command whose arguments hold `&& /<name>` was typed: run it with the returned head, then call
-        `report_run`; None runs it as typed."""
+        `reporter(typed.chain, typed.index)`; None runs it as typed."""
         reply = self.handle(m.ChainTyped(command, args, origin, self._enabled()))
         return reply if isinstance(reply, m.RunTyped) else None
 
@@ -61,7 +61,7 @@ class ChainSession:
             case m.StartTimer(chain, index):
                 self._clock.after(0, self._fire(chain, index))
             case m.RunStep(chain, index, step):
-                self._runner.run(step.command, step.args, self._done(chain, index))
+                self._runner.run(step.command, step.args, self.reporter(chain, index))
             case m.SaveEnabled(enabled):
                 self._store.set(ENABLED_KEY, enabled)
 
@@ -71,7 +71,8 @@ class ChainSession:
 
         return fire
 
-    def _done(self, chain: int, index: int) -> Callable[[RunOutcome], None]:
+    def reporter(self, chain: int, index: int) -> Callable[[RunOutcome], None]:
+        """The function to call with how a step's run ended (the host's `done` for that run)."""
         return lambda outcome: self.report_run(chain, index, outcome)
 
 

@@ -205,7 +205,7 @@ class Bridge:
                 typed = chains.command_typed(command, args, origin)
                 if typed is None:
                     return None
-                token = self._outbox.run(lambda outcome: chains.report_run(typed.chain, typed.index, outcome))
+                token = self._outbox.run(chains.reporter(typed.chain, typed.index))
                 return p.RunArgs(typed.args, token)
             case p.ChainCommand(args, stored):
                 self._store.read[ENABLED_KEY] = stored
