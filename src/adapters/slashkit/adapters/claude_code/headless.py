@@ -18,8 +18,12 @@ from attrs import frozen
 
 from slashkit.core.texts import CHAIN_COMMAND
 
-#: The lines that end a chain: it ran, it stopped, it was cancelled, or the helper could not take it.
-_ENDS: Final = re.compile(r"^(all \d+ command\(s\) ran|stopped after /|cancelled|unavailable: )")
+#: The lines that end a chain, named by how it ended: it ran, it stopped, it was cancelled, or the helper
+#: could not take it.
+_ENDS: Final = re.compile(
+    r"^(?:(?P<ran>all \d+ command\(s\) ran$)|(?P<stopped>stopped after /)|(?P<cancelled>cancelled)"
+    r"|(?P<unavailable>unavailable: ))"
+)
 _STEP: Final = re.compile(r"^\d+/\d+: /")
 
 
@@ -85,8 +89,9 @@ def run_chain(
         if text is not None:
             lines.append(text)
             on_line(text)
-            if _ENDS.match(text):
-                ended = _how(text)
+            end = _ENDS.match(text)
+            if end is not None and end.lastgroup is not None:
+                ended = end.lastgroup
                 break
         elif event.get("type") == "result" and not any(_STEP.match(line) for line in lines):
             ended = "single"
@@ -126,13 +131,6 @@ def _plugin_line(event: dict[str, object]) -> str | None:
         text = event.get("text")
         return text if isinstance(text, str) else None
     return None
-
-
-def _how(line: str) -> str:
-    for prefix, how in (("all ", "ran"), ("stopped", "stopped"), ("cancelled", "cancelled")):
-        if line.startswith(prefix):
-            return how
-    return "unavailable"
 
 
 def _close(child: "subprocess.Popen[str]") -> None:
