@@ -396,10 +396,10 @@ def _chain_command(state: ChainState, args: str, enabled: bool) -> Transition:
     word = js_trim(args)
     if word in ("on", "off"):
         on = word == "on"
-        effects: tuple[Effect, ...] = (SaveEnabled(on),)
-        if not on and r is not None:
-            state, effects = attrs.evolve(state, running=None), (*effects, *_cancel(state, r).effects)
-        return Transition(state, effects, CommandAnswer(texts.ON_TEXT if on else texts.OFF_TEXT))
+        answer = CommandAnswer(texts.ON_TEXT if on else texts.OFF_TEXT)
+        # Turning off cancels a running chain.
+        moved = _cancel(state, r) if not on and r is not None else Transition(state)
+        return Transition(moved.state, (SaveEnabled(on), *moved.effects), answer)
     if word == "stop":
         if r is None:
             return Transition(state, reply=CommandAnswer(texts.NO_CHAIN_RUNS))
