@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -232,10 +232,6 @@ def processes_without_chain(base: Path) -> dict[str, int]:
 # Report
 
 
-def _median(values: Sequence[float]) -> float:
-    return statistics.median(values)
-
-
 def main() -> None:
     """Runs every benchmark and prints the report."""
     rounds = int(os.environ.get("SLASHKIT_BENCH_ROUNDS", "10"))
@@ -253,7 +249,7 @@ def main() -> None:
         base = Path(tmp)
         fetches = sorted(in_engine_round_trips(base))
         say(
-            f"- in the engine, {len(fetches)} `/slash-chain` events: p50 {_median(fetches):.0f} ms, "
+            f"- in the engine, {len(fetches)} `/slash-chain` events: p50 {statistics.median(fetches):.0f} ms, "
             f"p99 {fetches[int(len(fetches) * 0.99) - 1]} ms, max {fetches[-1]} ms (the engine logs whole ms)"
         )
         quiet = processes_without_chain(base)
@@ -262,10 +258,10 @@ def main() -> None:
         for name, kinds in runs.items():
             say(
                 f'- `claude -p "/cost && /context"` with {name}: {len(kinds["complete"])} complete runs, median '
-                f"{_median(kinds['complete']):.3f} s (min {min(kinds['complete']):.3f}); {len(kinds['cut'])} cut "
-                "short by -p's exit"
+                f"{statistics.median(kinds['complete']):.3f} s (min {min(kinds['complete']):.3f}); "
+                f"{len(kinds['cut'])} cut short by -p's exit"
             )
-        ratio = _median(runs["slashkit"]["complete"]) / _median(runs["seed"]["complete"])
+        ratio = statistics.median(runs["slashkit"]["complete"]) / statistics.median(runs["seed"]["complete"])
         say(f"- ratio of the complete runs' medians, slashkit / seed: {ratio:.3f}")
     print("\n".join(out))
 
