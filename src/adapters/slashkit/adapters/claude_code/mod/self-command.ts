@@ -3,8 +3,17 @@
  * commands (/compact) through the Skill tool or lich's control_session. A shim over the bridge: the native
  * tool answers first, and slashkit's Python core decides what becomes of its refusal.
  */
-import type { Register } from 'claude-code'
+import type { EngineInterface, Register } from 'claude-code'
 import { ask, wanted } from './bridge.js'
+
+type Described = { description: string }
+
+/** The description the engine gave, with the core's note when it has one for this tool. */
+async function described<R extends Described>($: EngineInterface, tool: string, result: R): Promise<R> {
+  if (!wanted('tool.describe')) return result
+  const reply = (await ask($, 'tool.describe', { tool, description: result.description }))?.reply
+  return reply?.kind === 'description' ? { ...result, description: reply.text } : result
+}
 
 export const register: Register = on => {
   on('session.start', async ($, e, next) => {
@@ -15,19 +24,9 @@ export const register: Register = on => {
     return started
   })
 
-  on('tool.describe', { tool: 'Skill' }, async ($, e, next) => {
-    const result = await next(e)
-    if (!wanted('tool.describe')) return result
-    const reply = (await ask($, 'tool.describe', { tool: e.tool, description: result.description }))?.reply
-    return reply?.kind === 'description' ? { ...result, description: reply.text } : result
-  })
-
-  on('tool.describe', { tool: 'mcp__lich__control_session' }, async ($, e, next) => {
-    const result = await next(e)
-    if (!wanted('tool.describe')) return result
-    const reply = (await ask($, 'tool.describe', { tool: e.tool, description: result.description }))?.reply
-    return reply?.kind === 'description' ? { ...result, description: reply.text } : result
-  })
+  // One hook per tool: a matcher names one tool.
+  on('tool.describe', { tool: 'Skill' }, async ($, e, next) => described($, e.tool, await next(e)))
+  on('tool.describe', { tool: 'mcp__lich__control_session' }, async ($, e, next) => described($, e.tool, await next(e)))
 
   on('tool.call', { tool: 'Skill' }, async ($, e, next) => {
     const result = await next(e)
