@@ -1,13 +1,14 @@
 """The parser agrees with an independent JavaScript-semantics oracle on generated text: a hand-written scanner
-that follows the seed's regex `(?:^|\\s)&&\\s*\\/([A-Za-z0-9_:.-]+)(?=\\s|$)` as `String.prototype.matchAll`
-runs it, with ECMAScript's `\\s` and `String.prototype.trim` (seed 003, `chain.ts`)."""
+that follows the separator `(?:^|\\s)(&&|\\|\\||;|\\|)\\s*\\/([A-Za-z0-9_:.-]+)(?=\\s|$)` (the seed's `&&`
+pattern with slashkit's other operators beside it) as `String.prototype.matchAll` runs it, with ECMAScript's
+`\\s` and `String.prototype.trim`."""
 
 import unicodedata
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from slashkit.core.chain import Chain, Step, holds_chain, parse_chain
+from slashkit.core.chain import Chain, Operator, Step, holds_chain, parse_chain
 
 # ECMA-262 §12.2 WhiteSpace (TAB, VT, FF, ZWNBSP, any Zs) and §12.3 LineTerminator (LF, CR, LS, PS): the set
 # both `\s` and `trim` use. Built from the Unicode categories, not from the production module's list.
@@ -27,13 +28,22 @@ def js_trim(text: str) -> str:
     return text[start:end]
 
 
-def _tail(text: str, at: int) -> tuple[int, str] | None:
-    """Matches `&&\\s*\\/([name]+)(?=\\s|$)` at `at`: the end of the match and the name, or None. Backtracking
-    cannot help: a shorter `\\s*` leaves whitespace before the slash, a shorter name leaves a name character
-    before the lookahead."""
-    if text[at : at + 2] != "&&":
-        return None
-    k = at + 2
+#: The operators in the order the alternation tries them.
+OPERATORS: tuple[Operator, ...] = ("&&", "||", ";", "|")
+
+
+def _tail(text: str, at: int) -> tuple[int, str, str] | None:
+    """Matches `(op)\\s*\\/([name]+)(?=\\s|$)` at `at`: the end of the match, the name and the operator, or None.
+    The alternation is tried in order, each alternative in full; past the operator backtracking cannot help: a
+    shorter `\\s*` leaves whitespace before the slash, a shorter name leaves a name character before the
+    lookahead."""
+    for op in OPERATORS:
+        if text[at : at + len(op)] == op and (found := _after_operator(text, at + len(op))) is not None:
+            return found[0], found[1], op
+    return None
+
+
+def _after_operator(text: str, k: int) -> tuple[int, str] | None:
     while k < len(text) and text[k] in JS_SPACE:
         k += 1
     if k >= len(text) or text[k] != "/":
@@ -46,17 +56,18 @@ def _tail(text: str, at: int) -> tuple[int, str] | None:
     return k, text[start:k]
 
 
-def _match_at(text: str, p: int) -> tuple[int, int, str] | None:
+def _match_at(text: str, p: int) -> tuple[int, int, str, str] | None:
     """Tries the alternatives in order: `^` (only at 0), then one `\\s` character."""
     if p == 0 and (found := _tail(text, 0)) is not None:
-        return p, found[0], found[1]
+        return p, *found
     if p < len(text) and text[p] in JS_SPACE and (found := _tail(text, p + 1)) is not None:
-        return p, found[0], found[1]
+        return p, *found
     return None
 
 
-def js_match_all(text: str) -> list[tuple[int, int, str]]:
-    """Every match as `matchAll` with the `g` flag finds them: (index, end, name), each search from the last end."""
+def js_match_all(text: str) -> list[tuple[int, int, str, str]]:
+    """Every match as `matchAll` with the `g` flag finds them: (index, end, name, operator), each search from the
+    last end."""
     marks, p = [], 0
     while p < len(text):
         found = _match_at(text, p)
@@ -69,12 +80,13 @@ def js_match_all(text: str) -> list[tuple[int, int, str]]:
 
 
 def js_parse_chain(args: str) -> Chain:
-    """The seed's `parseChain`, over the oracle's matches."""
+    """The seed's `parseChain`, over the oracle's matches, each step keeping its operator."""
     marks = js_match_all(args)
     if not marks:
         return Chain(head=args, rest=())
-    ends = [index for index, _, _ in marks[1:]] + [len(args)]
-    rest = tuple(Step(name, js_trim(args[end:stop])) for (_, end, name), stop in zip(marks, ends, strict=True))
+    ends = [index for index, _, _, _ in marks[1:]] + [len(args)]
+    pairs = zip(marks, ends, strict=True)
+    rest = tuple(Step(name, js_trim(args[end:stop]), op) for (_, end, name, op), stop in pairs)
     return Chain(head=js_trim(args[: marks[0][0]]), rest=rest)
 
 
@@ -97,7 +109,7 @@ def separator_heavy_text(draw: st.DrawFn) -> str:
     piece = st.one_of(
         st.sampled_from(FRAGMENTS),
         st.from_regex(r"[A-Za-z0-9_:.-]{1,5}", fullmatch=True),
-        st.from_regex(r"&&[ \t\ufeff\x1c\x85]{0,2}/[A-Za-z0-9_:.-]{1,4}", fullmatch=True),
+        st.from_regex(r"(&&|\|\||;|\|)[ \t\ufeff\x1c\x85]{0,2}/[A-Za-z0-9_:.-]{1,4}", fullmatch=True),
         st.text(max_size=3),
     )
     return "".join(draw(st.lists(piece, max_size=24)))
@@ -117,6 +129,9 @@ def separator_heavy_text(draw: st.DrawFn) -> str:
 @example("a && /b\ufeff&& /c")
 @example("&& /a && /b")
 @example("&&/a&& /b")
+@example("a ||| /b")
+@example("a |&& /b ; /c")
+@example(";/a |/b || /c")
 def test_the_parser_agrees_with_the_javascript_oracle_on_separator_heavy_text(args: str) -> None:
     assert parse_chain(args) == js_parse_chain(args)
     assert holds_chain(args) == bool(js_match_all(args))
@@ -148,7 +163,11 @@ def test_without_a_separator_the_head_is_the_text_unchanged(args: str) -> None:
         max_size=4,
     ),
     st.sampled_from(["", "head", "  head words "]),
+    st.lists(st.sampled_from(OPERATORS), min_size=4, max_size=4),
 )
-def test_a_chain_built_from_steps_parses_back_to_them(steps: list[tuple[str, str]], head: str) -> None:
-    text = head + "".join(f" && /{name} {args}" for name, args in steps)
-    assert parse_chain(text) == Chain(head=head.strip(), rest=tuple(Step(name, args) for name, args in steps))
+def test_a_chain_built_from_steps_parses_back_to_them(
+    steps: list[tuple[str, str]], head: str, ops: list[Operator]
+) -> None:
+    text = head + "".join(f" {op} /{name} {args}" for (name, args), op in zip(steps, ops, strict=False))
+    rest = tuple(Step(name, args, op) for (name, args), op in zip(steps, ops, strict=False))
+    assert parse_chain(text) == Chain(head=head.strip(), rest=rest)

@@ -1,5 +1,6 @@
 """The parser agrees with the seed's own regex run by Node on 12,000 generated strings: one Node process
-applies seed 003's `SEPARATOR` and `parseChain` to all of them, and every result is compared."""
+applies seed 003's `SEPARATOR` and `parseChain` to all of them, and every result is compared where the text holds
+no `||`, `;` or `|` before a `/name` (the seed knows `&&` alone; there slashkit must read text as it does)."""
 
 import json
 import random
@@ -84,9 +85,14 @@ def test_the_parser_agrees_with_the_seeds_regex_run_by_node(tmp_path: Path) -> N
     chains = sum(1 for _, rest, _ in answers if rest)
     assert chains > COUNT // 10, "too few generated strings hold a separator to test the parser"
     mismatches = []
+    compared = 0
     for args, (head, rest, holds) in zip(inputs, answers, strict=True):
         chain = parse_chain(args)
+        if any(step.op != "&&" for step in chain.rest):
+            continue
+        compared += 1
         ours = (chain.head, [[s.command, s.args] for s in chain.rest], holds_chain(args))
         if ours != (head, rest, holds):
             mismatches.append((args, ours, (head, rest, holds)))
     assert mismatches == []
+    assert compared > COUNT // 2, "too few generated strings hold `&&` alone to compare with the seed"

@@ -1,5 +1,5 @@
 """The chain parser: `&& /<name>` splits typed arguments, as seed 003's `parseChain` does, with JavaScript's
-whitespace and trim (design.md, "Parsing")."""
+whitespace and trim; `||`, `;` and `|` split where `&&` would, each step keeping the operator before it."""
 
 import re
 
@@ -36,10 +36,15 @@ def test_whitespace_between_the_ampersands_and_the_slash_is_optional() -> None:
     [
         "a && b",  # no slash: `/commit a && b` keeps its text
         "a&& /b",  # `&&` must start the text or follow whitespace
-        "a || /b",
-        "a ; /b",
-        "a | /b",
+        "a; /b",  # so must every other operator
+        "a|| /b",
+        "a| /b",
+        "a |& /b",
+        "a ;; /b",
+        "a ||| /b",
         "a & /b",
+        "a || b",
+        "a ; /b!",
         "a && /b/c",  # the name must end at whitespace or the end
         "a && /b!",
         "a && /",
@@ -99,11 +104,33 @@ def test_format_characters_are_not_whitespace(char: str) -> None:
     assert parse_chain(f"a{char}&& /b") == Chain(head=f"a{char}&& /b", rest=())
 
 
-def test_the_separator_the_engine_is_given_is_the_seeds_literal() -> None:
-    assert SEPARATOR_JS == r"/(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/"
+def test_the_separator_the_engine_is_given_is_the_seeds_literal_with_every_operator() -> None:
+    assert SEPARATOR_JS == r"/(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/"
 
 
-@pytest.mark.parametrize("args", ["x && /b", "&& /b", "a\t&&/b:c", "x && /b y && /c"])
+@pytest.mark.parametrize("op", ["&&", "||", ";", "|"])
+def test_each_operator_starts_a_step_that_keeps_it(op: str) -> None:
+    assert parse_chain(f"x {op} /b y") == Chain(head="x", rest=(Step("b", "y", op),))
+    assert parse_chain(f"{op}/b") == Chain(head="", rest=(Step("b", "", op),))
+
+
+def test_operators_mix_and_each_step_keeps_its_own() -> None:
+    assert parse_chain("src/auth.cs | /commit && /test ; /clear || /rollback now") == Chain(
+        head="src/auth.cs",
+        rest=(
+            Step("commit", "", "|"),
+            Step("test", "", "&&"),
+            Step("clear", "", ";"),
+            Step("rollback", "now", "||"),
+        ),
+    )
+
+
+def test_a_double_pipe_is_one_operator_not_two_pipes() -> None:
+    assert parse_chain("a || /b") == Chain(head="a", rest=(Step("b", "", "||"),))
+
+
+@pytest.mark.parametrize("args", ["x && /b", "&& /b", "a\t&&/b:c", "x && /b y && /c", "x ; /b", "x || /b", "x | /b"])
 def test_holds_chain_says_whether_a_separator_is_there(args: str) -> None:
     assert holds_chain(args)
     assert parse_chain(args).rest != ()
@@ -118,5 +145,5 @@ def test_the_separator_pattern_compiles_in_python_as_the_seed_wrote_it_for_ascii
     # The literal, read with Python's regex engine: on ASCII text without U+001C-U+001F both agree.
     body = SEPARATOR_JS[1:-1]
     literal = re.compile(body.replace("^", r"\A").replace("$", r"\Z"))
-    for args in ["x && /b y && /c", "a&& /b", "&& /b", "a && /b/c", "a\t&&\n/b"]:
-        assert [m.group(1) for m in literal.finditer(args)] == [s.command for s in parse_chain(args).rest]
+    for args in ["x && /b y && /c", "a&& /b", "&& /b", "a && /b/c", "a\t&&\n/b", "a || /b ; /c | /d", "a|| /b"]:
+        assert [m.group(2) for m in literal.finditer(args)] == [s.command for s in parse_chain(args).rest]

@@ -422,7 +422,7 @@ def test_a_session_restart_inside_a_chain_does_not_lose_it() -> None:
 def test_a_command_without_a_separator_runs_as_typed_and_logs_nothing() -> None:
     h = host(a=Local())
 
-    h.type("/a x && y || /b ; /c")
+    h.type("/a x && y; /b|/c")
 
-    assert h.runs == [("a", "x && y || /b ; /c")]
+    assert h.runs == [("a", "x && y; /b|/c")]
     assert h.ui.lines == []

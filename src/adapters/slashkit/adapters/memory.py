@@ -8,7 +8,16 @@ from attrs import define, field, frozen
 from returns.result import Failure, Result, Success
 
 from slashkit.core.chain import holds_chain
-from slashkit.core.chain_machine import PaneClosed, PaneOpened, PromptHanded, PromptSubmitted, PromptText, TurnEnded
+from slashkit.core.chain_machine import (
+    CommandAnswer,
+    PaneClosed,
+    PaneOpened,
+    PromptHanded,
+    PromptSubmitted,
+    PromptText,
+    RunTyped,
+    TurnEnded,
+)
 from slashkit.core.chain_session import ChainSession
 from slashkit.core.ports import Identity, RunOutcome
 from slashkit.core.self_command_session import SelfCommandSession, ToolReply
@@ -19,7 +28,9 @@ from slashkit.core.texts import CHAIN_COMMAND
 
 @frozen
 class Local:
-    """A command that runs and returns, like /cost."""
+    """A command that runs and returns this text, like /cost."""
+
+    output: str = ""
 
 
 @frozen
@@ -144,7 +155,7 @@ class ScriptedRunner:
     host: "MemoryHost"
 
     def run(self, command: str, args: str, done: Callable[[RunOutcome], None]) -> None:
-        self.host._run(command, args, "plugin", done)
+        self.host.run_command(command, args, "plugin", done)
 
     def builtins(self) -> Collection[str]:
         return [name for name, c in self.host.commands.items() if c.builtin]
@@ -191,26 +202,38 @@ class MemoryHost:
         self.self_commands.session_started(self.interactive)
 
     def type(self, text: str, origin: str = "composer") -> None:
-        """The person submits a prompt; a `/name args` one runs that command, as the engine does."""
+        """Submits a prompt (the person's, unless `origin` says who else); a `/name args` one runs that command,
+        as the engine does."""
         if not text.startswith("/"):
             self.chains.handle(PromptSubmitted(text, origin))
             return
         command, _, args = text[1:].partition(" ")
-        # The engine calls the chain hook only for arguments its matcher accepts.
-        typed = self.chains.command_typed(command, args, origin) if holds_chain(args) else None
-        if typed is None:
-            self._run(command, args, origin, lambda _: None)
-            return
-        self._run(command, typed.args, origin, self.chains.reporter(typed.chain, typed.index))
-        self.settle()
+        self.run_command(command, args, origin)
+        if holds_chain(args):
+            self.settle()
+
+    def run_command(
+        self, command: str, args: str, origin: str, done: Callable[[RunOutcome], None] = lambda _: None
+    ) -> None:
+        """Runs a command from any origin through the hooks, as the engine does: the chain hook hears every run
+        whose arguments its matcher accepts, whoever started it."""
+        reply = self.chains.command_typed(command, args, origin) if holds_chain(args) else None
+        match reply:
+            case RunTyped(chain, index, head):
+                self._run(command, head, origin, self.chains.reporter(chain, index))
+            case CommandAnswer(text):
+                self.answers.append(text)
+                done(Success(text))
+            case None:
+                self._run(command, args, origin, done)
 
     def settle(self) -> None:
         """Lets every timer that is due fire (the host going idle)."""
         self.clock.advance(0)
 
-    def end_turn(self, reason: str = "answer", agent: str | None = None) -> None:
-        """The model's turn ends (a subagent's when `agent` is set)."""
-        self.chains.handle(TurnEnded(reason, agent))
+    def end_turn(self, reason: str = "answer", agent: str | None = None, answer: str = "") -> None:
+        """The model's turn ends (a subagent's when `agent` is set), its final text `answer`."""
+        self.chains.handle(TurnEnded(reason, agent, answer))
         self.settle()
 
     def close_pane(self, pane: str) -> None:
@@ -221,7 +244,7 @@ class MemoryHost:
     def resolve(self, command: str, error: str | None = None) -> None:
         """A held command's run resolves, or throws `error`."""
         done = self._held.pop(command)
-        done(Success(None) if error is None else Failure(error))
+        done(Success("") if error is None else Failure(error))
         self.settle()
 
     def skill_call(self, skill: object, args: object = None) -> ToolReply | str:
@@ -248,8 +271,9 @@ class MemoryHost:
     def _run(self, command: str, args: str, origin: str, done: Callable[[RunOutcome], None]) -> None:
         self.runs.append((command, args))
         if command == CHAIN_COMMAND:
-            self.answers.append(self.chains.chain_command(args))
-            done(Success(None))
+            answer = self.chains.chain_command(args)
+            self.answers.append(answer)
+            done(Success(answer))
             return
         script = self.commands.get(command)
         if script is None:
@@ -269,7 +293,7 @@ class MemoryHost:
         if script.held:
             self._held[command] = done
         else:
-            done(Success(None))
+            done(Success(script.does.output if isinstance(script.does, Local) else ""))
 
 
 def host(**commands: Command | Script) -> MemoryHost:

@@ -1,27 +1,37 @@
-"""A chain of slash commands joined with `&&`: its steps, and the parser that splits typed arguments."""
+"""A chain of slash commands joined by operators (`&&`, `||`, `;`, `|`): its steps, and the parser that splits
+typed arguments."""
 
 import re
-from typing import Final
+from typing import Final, Literal
 
 from attrs import frozen
 
 from slashkit.core.js_text import JS_SPACE_CLASS, js_trim
 
+#: What stands between two commands: `&&` runs the next after a success, `||` after a failure, `;` always,
+#: and `|` after the command before it ended well, handing on its output (as a shell's, minus concurrency).
+Operator = Literal["&&", "||", ";", "|"]
+
 #: The separator as the JavaScript literal the engine takes as a `command.run` matcher. The mod registers
 #: exactly this text; a test compiles both and checks they are one pattern.
-SEPARATOR_JS: Final = r"/(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/"
+SEPARATOR_JS: Final = r"/(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/"
 
-# `&&`, then a slash and a command name, as a word of its own: `/commit a && b` keeps its text because no
-# `/<name>` follows. Written with JavaScript's `\s`; `^` and `$` are the text's ends (no multiline flag).
-SEPARATOR: Final = re.compile(rf"(?:\A|{JS_SPACE_CLASS})&&{JS_SPACE_CLASS}*/([A-Za-z0-9_:.-]+)(?={JS_SPACE_CLASS}|\Z)")
+# An operator, then a slash and a command name, as a word of its own: the operator starts the text or follows
+# whitespace (`/commit a && b` keeps its text because no `/<name>` follows). `||` is tried before `|`. Written
+# with JavaScript's `\s`; `^` and `$` are the text's ends (no multiline flag), as in the reference's `&&`.
+SEPARATOR: Final = re.compile(
+    rf"(?:\A|{JS_SPACE_CLASS})(&&|\|\||;|\|){JS_SPACE_CLASS}*/([A-Za-z0-9_:.-]+)(?={JS_SPACE_CLASS}|\Z)"
+)
 
 
 @frozen
 class Step:
-    """One command of a chain: its name without the slash, and its arguments as typed."""
+    """One command of a chain: its name without the slash, its arguments as typed, and the operator before it
+    (the first command's is `&&`: nothing stands before it, and it always runs)."""
 
     command: str
     args: str
+    op: Operator = "&&"
 
     @property
     def name(self) -> str:
@@ -31,17 +41,20 @@ class Step:
 
 @frozen
 class Chain:
-    """The command typed first keeps its own arguments (`head`); every `&& /<name>` after them starts a step."""
+    """The command typed first keeps its own arguments (`head`); every operator and `/<name>` after them starts
+    a step."""
 
     head: str
     rest: tuple[Step, ...]
 
 
 def parse_chain(args: str) -> Chain:
-    """Splits the arguments the engine handed the first command at each `&& /<name>`.
+    """Splits the arguments the engine handed the first command at each operator followed by `/<name>`.
 
     >>> parse_chain("x && /b y")
-    Chain(head='x', rest=(Step(command='b', args='y'),))
+    Chain(head='x', rest=(Step(command='b', args='y', op='&&'),))
+    >>> parse_chain("src | /commit ; /clear")
+    Chain(head='src', rest=(Step(command='commit', args='', op='|'), Step(command='clear', args='', op=';')))
     >>> parse_chain("a && b")
     Chain(head='a && b', rest=())
     """
@@ -50,8 +63,15 @@ def parse_chain(args: str) -> Chain:
         return Chain(head=args, rest=())
     ends = [m.start() for m in marks[1:]] + [len(args)]
     spans = zip(marks, ends, strict=True)
-    rest = tuple(Step(command=m.group(1), args=js_trim(args[m.end() : end])) for m, end in spans)
+    rest = tuple(Step(m.group(2), js_trim(args[m.end() : end]), _operator(m.group(1))) for m, end in spans)
     return Chain(head=js_trim(args[: marks[0].start()]), rest=rest)
+
+
+def _operator(text: str) -> Operator:
+    match text:
+        case "&&" | "||" | ";" | "|":
+            return text
+    raise AssertionError(f"SEPARATOR matched {text!r}, which is no operator")
 
 
 def holds_chain(args: str) -> bool:

@@ -5,20 +5,57 @@ imperative) and, for events that are a hook the host holds open, the hook's repl
 reads a clock or touches the host: `slashkit.core.chain_session` applies the effects through ports.
 """
 
-from typing import Final
+from typing import Literal
 
 import attrs
-from attrs import frozen
+from attrs import Factory, field, frozen
 
 from slashkit.core import texts
-from slashkit.core.chain import Step, parse_chain
+from slashkit.core.chain import Operator, Step, parse_chain
 from slashkit.core.js_text import js_trim, js_trim_end
+from slashkit.core.policy import PERSON, may_run, typed_by_person
 from slashkit.core.texts import Wait
 
-#: The prompt origins that are the person's own input: the prompt's Enter, or the bridge.
-PERSON: Final = frozenset({"composer", "bridge"})
+#: How a step ended: success when it ended well by the seed's rules (returned, its turn ended with an answer, its
+#: pane closed), failure when it would have stopped the seed's chain (threw, its turn ended otherwise, the model
+#: called the fail tool).
+Status = Literal["success", "failure"]
 
 # State
+
+
+@frozen
+class Tally:
+    """How many steps of a chain succeeded, failed, and did not run (skipped by an operator, refused, or left
+    when the chain stopped or was cancelled)."""
+
+    succeeded: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+    def ended(self, status: Status) -> "Tally":
+        """Counts one more step that ended with this status."""
+        if status == "success":
+            return attrs.evolve(self, succeeded=self.succeeded + 1)
+        return attrs.evolve(self, failed=self.failed + 1)
+
+    def passed(self, steps: int) -> "Tally":
+        """Counts steps that did not run."""
+        return attrs.evolve(self, skipped=self.skipped + steps)
+
+
+@frozen
+class Outcome:
+    """How a chain ended: its last status (a shell's `$?`), whether it was cancelled, and its tally."""
+
+    status: Status
+    cancelled: bool
+    tally: Tally
+
+    @property
+    def ended_well(self) -> bool:
+        """Tells whether the chain ran to its end with a last status of success."""
+        return self.status == "success" and not self.cancelled
 
 
 @frozen
@@ -28,6 +65,11 @@ class Running:
     A step that handed the model a prompt (`saw_prompt`) waits for its turn; one that opened a focused,
     placed pane waits for that pane to close. `turn_ended` and `pane_closed` hold an end that came before
     the step's run resolved. `chain` and `index` name this step, so a report about an ended one is ignored.
+
+    `args` are what the step runs with: its own, plus the output handed to it after `|`. `origin` says who typed
+    the chain (the refusal rule reads it); `mixed` says the seed's lines do not apply (an operator besides
+    `&&`, or a refused step); `output` is the step's run text or its turn's answer, handed on by a `|` after
+    it; `reported` is the model's report that the step failed, applied when its turn ends (mixed chains).
     """
 
     chain: int
@@ -40,6 +82,12 @@ class Running:
     turn_ended: str | None = None
     pane: str | None = None
     pane_closed: bool = False
+    args: str = field(default=Factory(lambda self: self.step.args, takes_self=True))
+    origin: str = "composer"
+    mixed: bool = False
+    tally: Tally = Tally()
+    output: str = ""
+    reported: str | None = None
 
     def is_step(self, chain: int, index: int) -> bool:
         """Tells whether a report names this step."""
@@ -69,10 +117,11 @@ class ChainTyped:
 
 @frozen
 class StepRan:
-    """A step's run resolved."""
+    """A step's run resolved; `output` is the text it returned (handed on by a `|` after it)."""
 
     chain: int
     index: int
+    output: str = ""
 
 
 @frozen
@@ -117,10 +166,12 @@ class PaneClosed:
 
 @frozen
 class TurnEnded:
-    """A turn ended for this reason; `agent` is set when it was a subagent's turn."""
+    """A turn ended for this reason; `agent` is set when it was a subagent's turn; `answer` is the model's
+    final text (handed on by a `|` after the step)."""
 
     reason: str
     agent: str | None = None
+    answer: str = ""
 
 
 @frozen
@@ -181,11 +232,12 @@ class StartTimer:
 
 @frozen
 class RunStep:
-    """Run this step now (its timer fired), then report StepRan or StepFailed."""
+    """Run `/command args` now (its timer fired), then report StepRan or StepFailed."""
 
     chain: int
     index: int
-    step: Step
+    command: str
+    args: str
 
 
 @frozen
@@ -195,7 +247,15 @@ class SaveEnabled:
     enabled: bool
 
 
-Effect = Log | StartTimer | RunStep | SaveEnabled
+@frozen
+class ChainEnded:
+    """The chain has ended, this way (no line of its own: the lines are logged beside it)."""
+
+    chain: int
+    outcome: Outcome
+
+
+Effect = Log | StartTimer | RunStep | SaveEnabled | ChainEnded
 
 # Replies: how the hook the host holds open answers
 
@@ -218,7 +278,7 @@ class PromptText:
 
 @frozen
 class CommandAnswer:
-    """Answer the command with this text."""
+    """Answer the command with this text, without running it."""
 
     text: str
 
@@ -259,26 +319,27 @@ def on_event(state: ChainState, event: Event) -> Transition:
     match event:
         case ChainTyped():
             return _chain_typed(state, event)
-        case StepRan(chain, index) if r is not None and r.is_step(chain, index):
-            return _after_run(state, r)
+        case StepRan(chain, index, output) if r is not None and r.is_step(chain, index):
+            # A prompt step hands on its turn's answer, not its run's text.
+            return _after_run(state, r if r.saw_prompt else attrs.evolve(r, output=output))
         case StepFailed(chain, index, message) if r is not None and r.is_step(chain, index):
-            return _stop(state, r, texts.thrown_why(message))
+            return _step_ended(state, r, "failure", texts.thrown_why(message))
         case TimerFired(chain, index) if r is not None and r.is_step(chain, index):
-            return Transition(state, (RunStep(chain, index, r.step),))
+            return Transition(state, (RunStep(chain, index, r.step.command, r.args),))
         case PromptHanded(text) if r is not None and r.wait == "run":
             return _prompt_handed(state, r, text)
         case PaneOpened(pane, focus, placed) if r is not None and r.wait == "run" and focus and placed:
-            return Transition(attrs.evolve(state, running=attrs.evolve(r, pane=pane)))
+            return _moved(state, attrs.evolve(r, pane=pane))
         case PaneClosed(pane) if r is not None and r.pane == pane:
             if r.wait == "pane":
-                return _advance(state, r)
-            return Transition(attrs.evolve(state, running=attrs.evolve(r, pane_closed=True)))
-        case TurnEnded(reason, None) if r is not None and r.saw_prompt:
+                return _step_ended(state, r, "success", "")
+            return _moved(state, attrs.evolve(r, pane_closed=True))
+        case TurnEnded(reason, None, answer) if r is not None and r.saw_prompt:
             # A subagent's turn ends inside the step's own; only the main loop's end is the step's.
             if r.wait == "turn":
-                return _end_turn(state, r, reason)
+                return _end_turn(state, r, reason, answer)
             if r.wait == "run":
-                return Transition(attrs.evolve(state, running=attrs.evolve(r, turn_ended=reason)))
+                return _moved(state, attrs.evolve(r, turn_ended=reason, output=answer))
             return Transition(state)
         case PromptSubmitted(text, origin) if r is not None and origin in PERSON and not _is_own(text, r):
             return _cancel(state, r)
@@ -303,73 +364,171 @@ def wants(state: ChainState) -> frozenset[str]:
         wanted.add("ui.close")
     if r.saw_prompt:
         wanted.add("turn.complete")
+    if r.left and r.left[0].op == "|":
+        # The text the running step returns is handed on: only then does the host send it.
+        wanted.add("run.output")
     return frozenset(wanted)
+
+
+def hands_on(state: ChainState) -> bool:
+    """Tells whether the running step's output matters: a `|` after it hands the output to the next step."""
+    return "run.output" in wants(state)
+
+
+def _moved(state: ChainState, running: Running) -> Transition:
+    return Transition(attrs.evolve(state, running=running))
 
 
 def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
     """The typed first command of a chain runs with its own arguments alone; the steps after it wait."""
-    effects: tuple[Effect, ...] = ()
     r = state.running
-    if r is not None and event.origin in PERSON:
-        # A new chain the person types while one runs ends the running one, then starts its own.
-        cancelled = _cancel(state, r)
-        state, effects = cancelled.state, cancelled.effects
+    if r is not None and r.wait == "run" and (event.command, event.args) == (r.step.command, r.args):
+        if not typed_by_person(event.origin):
+            # The running step's own run: its args hold an operator only because `|` handed it text, which is
+            # data and never a chain of its own.
+            return Transition(state)
+    effects: tuple[Effect, ...] = ()
+    if r is not None:
+        # A new chain the person types while one runs ends the running one, then starts its own; one typed by
+        # anyone else replaces it without a line, as in the seed.
+        replaced = _cancel(state, r) if event.origin in PERSON else _dropped(state, r)
+        state, effects = replaced.state, replaced.effects
     chain = parse_chain(event.args)
     if not chain.rest or not event.enabled:
-        return Transition(state, effects)
-    step = Step(event.command, chain.head)
+        if may_run(event.command, event.origin):
+            return Transition(state, effects)
+        return Transition(state, effects, CommandAnswer(texts.refused_text(Step(event.command, ""), event.origin)))
+    return _start(state, Step(event.command, chain.head), chain.rest, event.origin, effects)
+
+
+def _start(
+    state: ChainState, head: Step, rest: tuple[Step, ...], origin: str, effects: tuple[Effect, ...]
+) -> Transition:
+    """Starts a chain: its first command runs in the typed command's place, unless the refusal rule keeps it
+    from running; then the typed command is answered with the refusal and the chain goes on without it."""
+    mixed = any(s.op != "&&" for s in rest) or not all(may_run(s.command, origin) for s in (head, *rest))
     started = state.started + 1
-    running = Running(chain=started, index=1, total=len(chain.rest) + 1, step=step, left=chain.rest)
-    return Transition(
-        ChainState(running=running, started=started),
-        (*effects, Log(texts.step_text(1, running.total, step))),
-        RunTyped(started, 1, chain.head),
-    )
+    first = Running(chain=started, index=1, total=len(rest) + 1, step=head, left=rest, origin=origin, mixed=mixed)
+    state = ChainState(running=first, started=started)
+    if may_run(head.command, origin):
+        line = Log(texts.step_text(1, first.total, head))
+        return Transition(state, (*effects, line), RunTyped(started, 1, head.args))
+    refused = Log(texts.skipped_text(1, first.total, head, texts.refused_why(origin)))
+    moved = _go_on(state, first, "success", False, Tally(skipped=1), (*effects, refused))
+    return attrs.evolve(moved, reply=CommandAnswer(texts.refused_text(head, origin)))
 
 
 def _after_run(state: ChainState, r: Running) -> Transition:
     """After a step's run resolved: wait for the turn it started or the pane it opened, else go on."""
     if r.saw_prompt:
         if r.turn_ended is None:
-            return Transition(attrs.evolve(state, running=attrs.evolve(r, wait="turn")))
-        return _end_turn(state, r, r.turn_ended)
+            return _moved(state, attrs.evolve(r, wait="turn"))
+        return _end_turn(state, r, r.turn_ended, r.output)
     if r.pane is not None and not r.pane_closed:
-        return Transition(attrs.evolve(state, running=attrs.evolve(r, wait="pane")))
-    return _advance(state, r)
+        return _moved(state, attrs.evolve(r, wait="pane"))
+    return _step_ended(state, r, "success", "")
 
 
-def _advance(state: ChainState, r: Running) -> Transition:
-    """Starts the next step from a timer, or ends the chain after its last."""
-    if not r.left:
-        return Transition(attrs.evolve(state, running=None), (Log(texts.done_text(r.total)),))
-    step, *left = r.left
-    nxt = Running(chain=r.chain, index=r.index + 1, total=r.total, step=step, left=tuple(left))
-    return Transition(
-        attrs.evolve(state, running=nxt),
-        (Log(texts.step_text(nxt.index, nxt.total, step)), StartTimer(nxt.chain, nxt.index)),
-    )
+def _end_turn(state: ChainState, r: Running, reason: str, answer: str) -> Transition:
+    if r.reported is not None:
+        return _step_ended(state, r, "failure", texts.failed_why(r.reported))
+    if reason == "answer":
+        return _step_ended(state, attrs.evolve(r, output=answer), "success", "")
+    return _step_ended(state, r, "failure", texts.turn_why(reason))
 
 
-def _end_turn(state: ChainState, r: Running, reason: str) -> Transition:
-    return _advance(state, r) if reason == "answer" else _stop(state, r, texts.turn_why(reason))
+def _step_ended(state: ChainState, r: Running, status: Status, why: str) -> Transition:
+    """A step ended: a failure stops a chain of `&&` alone with the seed's line; any other chain goes on by its
+    operators."""
+    tally = r.tally.ended(status)
+    if status == "failure" and not r.mixed:
+        return _stop(state, r, why, tally)
+    effects = (Log(texts.failed_text(r.step, why)),) if status == "failure" else ()
+    return _go_on(state, r, status, status == "success", tally, effects)
 
 
-def _stop(state: ChainState, r: Running, why: str) -> Transition:
-    return Transition(attrs.evolve(state, running=None), (Log(texts.stopped_text(r.step, why, r.left)),))
+def _go_on(
+    state: ChainState, r: Running, status: Status, ran_ok: bool, tally: Tally, effects: tuple[Effect, ...]
+) -> Transition:
+    """Skips the steps the operators (or the refusal rule) pass over, then starts the next one from a timer, or
+    ends the chain after its last."""
+    passed, nxt = _walk(r, status, ran_ok)
+    lines = tuple(Log(texts.skipped_text(i, r.total, s, why)) for i, s, why in passed)
+    tally = tally.passed(len(passed))
+    if nxt is None:
+        clean = tally.failed == 0 and tally.skipped == 0
+        end = texts.done_text(r.total) if clean else texts.ended_text(tally.succeeded, tally.failed, tally.skipped)
+        ended = ChainEnded(r.chain, Outcome(status, False, tally))
+        return Transition(attrs.evolve(state, running=None), (*effects, *lines, Log(end), ended))
+    index, step = nxt
+    args = texts.handed(step.args, r.output) if step.op == "|" else step.args
+    left = r.left[index - r.index :]
+    new = Running(r.chain, index, r.total, step, left, args=args, origin=r.origin, mixed=r.mixed, tally=tally)
+    started = (Log(texts.step_text(index, r.total, step)), StartTimer(r.chain, index))
+    return Transition(attrs.evolve(state, running=new), (*effects, *lines, *started))
+
+
+def _walk(r: Running, status: Status, ran_ok: bool) -> tuple[list[tuple[int, Step, str]], tuple[int, Step] | None]:
+    """Reads the steps after the running one as bash would after this status: the ones passed over (with why),
+    and the next one to run, if any. `ran_ok` says the running step ran and ended well, which a `|` needs."""
+    passed: list[tuple[int, Step, str]] = []
+    for index, step in enumerate(r.left, start=r.index + 1):
+        if _runs(step.op, status, ran_ok):
+            if may_run(step.command, r.origin):
+                return passed, (index, step)
+            passed.append((index, step, texts.refused_why(r.origin)))
+        else:
+            passed.append((index, step, texts.SKIP_WHY[step.op]))
+        ran_ok = False
+    return passed, None
+
+
+def _runs(op: Operator, status: Status, ran_ok: bool) -> bool:
+    """Tells whether the command after `op` runs: `&&` after a success, `||` after a failure, `;` always, `|`
+    after the command just before it ran and ended well. A skipped command keeps the last status."""
+    match op:
+        case "&&":
+            return status == "success"
+        case "||":
+            return status == "failure"
+        case "|":
+            return ran_ok
+    return True
+
+
+def _stop(state: ChainState, r: Running, why: str, tally: Tally) -> Transition:
+    ended = ChainEnded(r.chain, Outcome("failure", False, tally.passed(len(r.left))))
+    return Transition(attrs.evolve(state, running=None), (Log(texts.stopped_text(r.step, why, r.left)), ended))
 
 
 def _cancel(state: ChainState, r: Running) -> Transition:
-    return Transition(attrs.evolve(state, running=None), (Log(texts.cancelled_text(r.left)),))
+    moved = _dropped(state, r)
+    return attrs.evolve(moved, effects=(Log(texts.cancelled_text(r.left)), *moved.effects))
+
+
+def _dropped(state: ChainState, r: Running) -> Transition:
+    """Ends the running chain without a line of its own: the step that ran and the ones after it never end."""
+    ended = ChainEnded(r.chain, Outcome("failure", True, r.tally.passed(len(r.left))))
+    return Transition(attrs.evolve(state, running=None), (ended,))
 
 
 def _prompt_handed(state: ChainState, r: Running, text: str) -> Transition:
     """A step that hands the model a prompt waits for its turn; the text tells the model how to report a
     failure, unless it is the last step."""
-    seen = attrs.evolve(state, running=attrs.evolve(r, saw_prompt=True))
+    seen = _moved(state, attrs.evolve(r, saw_prompt=True))
     if not r.left:
-        return Transition(seen)
-    note = texts.fail_note(r.index, r.total, r.left)
-    return Transition(seen, reply=PromptText(f"{js_trim_end(text)}\n\n{note}"))
+        return seen
+    if r.mixed:
+        note = texts.mixed_fail_note(r.index, r.total, r.left, _after_failure(r))
+    else:
+        note = texts.fail_note(r.index, r.total, r.left)
+    return attrs.evolve(seen, reply=PromptText(f"{js_trim_end(text)}\n\n{note}"))
+
+
+def _after_failure(r: Running) -> str:
+    """Says what a failure of the running step leads to, for the model."""
+    passed, nxt = _walk(r, "failure", False)
+    return texts.after_failure(None if nxt is None else nxt[1], (step for _, step, _ in passed))
 
 
 def _is_own(text: str, r: Running) -> bool:
@@ -379,14 +538,18 @@ def _is_own(text: str, r: Running) -> bool:
 
 def _fail_called(state: ChainState, reason: object, agent: str | None) -> Transition:
     """The model's report that the step it was handed failed: only a step that handed the main loop a
-    prompt can be reported, because only that step waits on the model's turn."""
+    prompt can be reported, because only that step waits on the model's turn. A chain of `&&` alone stops at
+    once, as the seed's; any other chain counts the step as failed when its turn ends."""
     r = state.running
     if r is None or not r.saw_prompt or agent is not None:
         return Transition(state, reply=ToolDenied(texts.FAIL_NOTHING_WAITS))
     why = js_trim(reason) if isinstance(reason, str) else ""
     if why == "":
         return Transition(state, reply=ToolDenied(texts.FAIL_NEEDS_REASON))
-    stopped = _stop(state, r, texts.failed_why(why))
+    if r.mixed:
+        marked = _moved(state, attrs.evolve(r, reported=why))
+        return attrs.evolve(marked, reply=ToolAnswered(texts.fail_marked_text(_after_failure(r))))
+    stopped = _stop(state, r, texts.failed_why(why), r.tally.ended("failure"))
     return attrs.evolve(stopped, reply=ToolAnswered(texts.FAIL_STOPPED))
 
 
@@ -407,4 +570,7 @@ def _chain_command(state: ChainState, args: str, enabled: bool) -> Transition:
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
     running = None if r is None else (r.index, r.total, r.step, r.wait)
-    return Transition(state, reply=CommandAnswer(texts.status_text(enabled, running)))
+    status = texts.status_text(enabled, running)
+    if r is not None and r.mixed and r.left:
+        status += texts.next_text(r.left[0])
+    return Transition(state, reply=CommandAnswer(status))

@@ -15,22 +15,31 @@ ENABLED_KEY: Final = "enabled"
 class ChainSession:
     """One session's chains. Each method is one host event; a method that answers a hook returns the reply."""
 
-    def __init__(self, clock: Clock, runner: CommandRunner, ui: UiLog, store: Store) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        runner: CommandRunner,
+        ui: UiLog,
+        store: Store,
+        ended: Callable[[int, m.Outcome], None] = lambda chain, outcome: None,
+    ) -> None:
         self._clock = clock
         self._runner = runner
         self._ui = ui
         self._store = store
+        self._ended = ended
         self.state = m.ChainState()
 
     def wants(self) -> frozenset[str]:
         """Names the optional host events the running chain needs (see `chain_machine.wants`)."""
         return m.wants(self.state)
 
-    def command_typed(self, command: str, args: str, origin: str) -> m.RunTyped | None:
-        """A command whose arguments hold `&& /<name>` was typed: run it with the returned head, then call
-        `reporter(typed.chain, typed.index)`; None runs it as typed."""
+    def command_typed(self, command: str, args: str, origin: str) -> m.RunTyped | m.CommandAnswer | None:
+        """A command whose arguments hold an operator and `/<name>` is about to run (whoever ran it): RunTyped
+        runs it with the chain's head, then calls `reporter(typed.chain, typed.index)`; CommandAnswer answers it
+        with a text and runs nothing (the refusal rule); None runs it as typed."""
         reply = self.handle(m.ChainTyped(command, args, origin, self._enabled()))
-        return reply if isinstance(reply, m.RunTyped) else None
+        return reply if isinstance(reply, m.RunTyped | m.CommandAnswer) else None
 
     def report_run(self, chain: int, index: int, outcome: RunOutcome) -> None:
         """The run a RunTyped asked for resolved or threw."""
@@ -60,10 +69,12 @@ class ChainSession:
                 self._ui.log(text)
             case m.StartTimer(chain, index):
                 self._clock.after(0, self._fire(chain, index))
-            case m.RunStep(chain, index, step):
-                self._runner.run(step.command, step.args, self.reporter(chain, index))
+            case m.RunStep(chain, index, command, args):
+                self._runner.run(command, args, self.reporter(chain, index))
             case m.SaveEnabled(enabled):
                 self._store.set(ENABLED_KEY, enabled)
+            case m.ChainEnded(chain, outcome):
+                self._ended(chain, outcome)
 
     def _fire(self, chain: int, index: int) -> Callable[[], None]:
         def fire() -> None:
@@ -78,5 +89,5 @@ class ChainSession:
 
 def _reported(chain: int, index: int, outcome: RunOutcome) -> m.Event:
     if isinstance(outcome, Success):
-        return m.StepRan(chain, index)
+        return m.StepRan(chain, index, outcome.unwrap())
     return m.StepFailed(chain, index, outcome.failure())

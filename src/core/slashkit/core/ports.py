@@ -7,8 +7,8 @@ from typing import Protocol
 from attrs import frozen
 from returns.result import Result
 
-#: How a command's run ended: Success(None), or Failure(the message it threw).
-RunOutcome = Result[None, str]
+#: How a command's run ended: Success(the text it returned, "" when none), or Failure(the message it threw).
+RunOutcome = Result[str, str]
 
 
 class Clock(Protocol):

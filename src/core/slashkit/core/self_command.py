@@ -1,7 +1,6 @@
 """Self-commands: when they are active, the tool-description notes, and what to do after a native refusal
 (queue a built-in, deny /model and /effort, or leave the native answer untouched). Pure decisions."""
 
-import re
 from collections.abc import Collection
 from typing import Final
 
@@ -9,20 +8,13 @@ from attrs import frozen
 
 from slashkit.core import texts
 from slashkit.core.equal_fold import equal_fold, go_trim_space
-from slashkit.core.js_text import JS_WHITESPACE, js_trim
+from slashkit.core.js_text import js_trim
+from slashkit.core.policy import is_refused
 from slashkit.core.ports import Identity
 from slashkit.core.texts import Key
 
-_SPACES: Final = JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85"
-_ANY_SPACE: Final = "[" + re.escape(_SPACES) + "]"
-
 SKILL_TOOL: Final = "Skill"
 CONTROL_TOOL: Final = "mcp__lich__control_session"
-
-#: Never run: run from a mod, the engine saves what they set as the default for every new session
-#: (measured on Claude Code 2.1.288 and 2.1.289, per seed 000).
-REFUSED: Final = frozenset({"model", "effort"})
-
 
 @frozen
 class Lich:
@@ -87,18 +79,10 @@ def request(value: str, args: object) -> Request:
     return Request(name=name.removeprefix("/"), args=js_trim(args) if isinstance(args, str) else "")
 
 
-def is_refused(name: str) -> bool:
-    """Tells whether a name is /model or /effort, in any casing, with any slashes, spaces or args around it.
-
-    Whitespace is both languages' (JavaScript's and Python's), so no reading of the name slips past.
-    """
-    first = re.split(_ANY_SPACE, name.lstrip("/" + _SPACES), maxsplit=1)[0]
-    return first.rstrip("/").casefold() in REFUSED
-
-
 def decide(lich: Lich, asked: Request, builtins: Collection[str]) -> Decision:
-    """Decides a command this session was asked to run: /model and /effort are denied before anything else;
-    a built-in is queued; anything else keeps the native answer."""
+    """Decides a command this session was asked to run: /model and /effort are denied before anything else
+    (the model asked, not the person: `slashkit.core.policy`); a built-in is queued; anything else keeps the
+    native answer."""
     if is_refused(asked.name):
         return Deny(texts.text(lich.lang, Key.DENY_DEFAULT_SAVED, name=asked.name))
     if asked.name not in builtins:

@@ -5,7 +5,7 @@ from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Final, Literal
 
-from slashkit.core.chain import Step
+from slashkit.core.chain import Operator, Step
 
 # Chains (wording fixed by seed 003: users and tools read these lines)
 
@@ -103,6 +103,90 @@ def status_text(enabled: bool, running: tuple[int, int, Step, Wait] | None) -> s
         return f"{head} · {NO_CHAIN_RUNS}"
     index, total, step, wait = running
     return f"{head} · {index}/{total} {step.name}, {_WAITING[wait]}"
+
+
+
+# Chains beyond the seed: operators other than `&&`, and steps refused for who typed them (worded here)
+
+#: Why a step did not run: the operator before it and the last status, or who typed the chain.
+SKIP_WHY: Final[Mapping[Operator, str]] = {
+    "&&": "the last command failed",
+    "||": "the last command succeeded",
+    "|": "the command before it did not end well",
+}
+REFUSED_WHY: Final = "only the person may run /model or /effort, and this came from {origin}"
+#: The longest output one command hands the next through `|`; past it the text is cut and says so.
+MAX_HANDED: Final = 16_384
+HANDED_CUT: Final = "[slash-chain: the output handed on was cut to {limit} characters]"
+
+
+def refused_why(origin: str) -> str:
+    """Why a step of a chain the person did not type was not run."""
+    return REFUSED_WHY.format(origin=origin or "an unnamed origin")
+
+
+def refused_text(step: Step, origin: str) -> str:
+    """The answer to a typed command that was not run for who typed it: `/model was not run: ...`."""
+    return f"/{step.command} was not run: {refused_why(origin)}"
+
+
+def skipped_text(index: int, total: int, step: Step, why: str) -> str:
+    """The line for a step that does not run: `skipped 2/3: /rollback (the last command succeeded)`."""
+    return f"skipped {index}/{total}: {step.name} ({why})"
+
+
+def failed_text(step: Step, why: str) -> str:
+    """The line for a step that failed in a chain that goes on by its operators: `/deploy failed: <why>`."""
+    return f"/{step.command} failed: {why}"
+
+
+def ended_text(succeeded: int, failed: int, skipped: int) -> str:
+    """The last line of a chain where not every command ran well: `ended: 1 succeeded, 1 failed, 2 skipped`."""
+    return f"ended: {succeeded} succeeded, {failed} failed, {skipped} skipped"
+
+
+def handed(args: str, output: str) -> str:
+    """The arguments of a step after `|`: its own, then the output handed to it, cut to MAX_HANDED characters.
+
+    >>> handed("x", "review: fine")
+    'x\n\nreview: fine'
+    >>> handed("", "")
+    ''
+    """
+    if len(output) > MAX_HANDED:
+        output = f"{output[:MAX_HANDED]}\n{HANDED_CUT.format(limit=MAX_HANDED)}"
+    return "\n\n".join(part for part in (args, output) if part)
+
+
+def _names(steps: Iterable[Step]) -> str:
+    return ", ".join(f"/{s.command}" for s in steps) or "none"
+
+
+def after_failure(runs_next: Step | None, skipped: Iterable[Step]) -> str:
+    """What a failure of the running step leads to: the step that runs next, and those skipped before it."""
+    passed = list(skipped)
+    if runs_next is None:
+        return "after a failure none of them runs"
+    head = f"after a failure /{runs_next.command} runs next"
+    return f"{head}, and {_names(passed)} do(es) not" if passed else head
+
+
+def mixed_fail_note(index: int, total: int, left: Iterable[Step], failure: str) -> str:
+    """The line the model reads after a step's prompt in a chain with operators besides `&&`."""
+    return (
+        f"[slash-chain] This is step {index}/{total} of a chain; after it: {_names(left)}. If you could not do what "
+        f"this step asks, call the {FAIL_TOOL_ID} tool with the reason before you end your turn: {failure}."
+    )
+
+
+def fail_marked_text(failure: str) -> str:
+    """The fail tool's answer in a chain with operators besides `&&`: the step counts as failed at its turn's end."""
+    return f"The step is marked as failed; once this turn ends, the chain goes on by its operators: {failure}."
+
+
+def next_text(step: Step) -> str:
+    """The status's note on what waits after the running step: `; next: || /rollback`."""
+    return f"; next: {step.op} /{step.command}"
 
 
 #: The line a plugin logs when its Python helper cannot answer, and what the person gets meanwhile.

@@ -164,8 +164,11 @@ class Bridge:
         return effect
 
     def _then(self, token: int, version: int | None) -> tuple[p.Log | p.After, ...] | None:
-        """What the run with this token does when it resolves well, if lines and timers are all it does."""
-        produced = self._dry(lambda: self._outbox.complete(token, Success(None)))
+        """What the run with this token does when it resolves well, if lines and timers are all it does and
+        its output is handed on to no step (the forecast cannot know the text)."""
+        if m.hands_on(self.chains.state):
+            return None
+        produced = self._dry(lambda: self._outbox.complete(token, Success("")))
         then = tuple(e for e in produced if isinstance(e, p.Log | p.After))
         if len(then) != len(produced):
             return None
@@ -202,11 +205,12 @@ class Bridge:
         match event:
             case p.CommandTyped(command, args, origin, stored):
                 self._store.read[ENABLED_KEY] = stored
-                typed = chains.command_typed(command, args, origin)
-                if typed is None:
-                    return None
-                token = self._outbox.run(chains.reporter(typed.chain, typed.index))
-                return p.RunArgs(typed.args, token)
+                match chains.command_typed(command, args, origin):
+                    case m.RunTyped(chain, index, head):
+                        return p.RunArgs(head, self._outbox.run(chains.reporter(chain, index)))
+                    case m.CommandAnswer(text):
+                        return p.Text(text)
+                return None
             case p.ChainCommand(args, stored):
                 self._store.read[ENABLED_KEY] = stored
                 return p.Text(chains.chain_command(args))
@@ -218,14 +222,14 @@ class Bridge:
                 chains.handle(m.PaneOpened(pane, focus, placed))
             case p.UiClose(pane):
                 chains.handle(m.PaneClosed(pane))
-            case p.TurnComplete(reason, agent):
-                chains.handle(m.TurnEnded(reason, agent))
+            case p.TurnComplete(reason, agent, answer):
+                chains.handle(m.TurnEnded(reason, agent, answer))
             case p.PromptSubmit(text, origin):
                 chains.handle(m.PromptSubmitted(text, origin or ""))
             case p.Timer(token):
                 self._outbox.fire(token)
-            case p.RunDone(token, error):
-                self._outbox.complete(token, Success(None) if error is None else Failure(error))
+            case p.RunDone(token, error, _, output):
+                self._outbox.complete(token, Success(output) if error is None else Failure(error))
             case p.SessionStart(interactive):
                 if self.self_commands.session_started(interactive):
                     self._outbox.effects.append(p.Invalidate())

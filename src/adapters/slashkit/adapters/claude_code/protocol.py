@@ -72,6 +72,7 @@ class TurnComplete:
 
     reason: str
     agentId: str | None = None
+    answer: str = ""
 
 
 @frozen
@@ -93,12 +94,13 @@ class Timer:
 
 @frozen
 class RunDone:
-    """A run a `run` effect (or a `run` reply) asked for resolved, or threw `error`; `applied` says the mod
-    already carried out the `then` effects it carried."""
+    """A run a `run` effect (or a `run` reply) asked for resolved with the text `output`, or threw `error`;
+    `applied` says the mod already carried out the `then` effects it carried."""
 
     token: int
     error: str | None = None
     applied: bool = False
+    output: str = ""
 
 
 @frozen

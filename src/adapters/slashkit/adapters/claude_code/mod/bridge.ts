@@ -31,6 +31,8 @@ export type Answer = { reply: Reply | null; at: number; from: Helper } | undefin
 type Helper = { socket: Promise<string> }
 
 const VERSION = 1
+/** The most of a command's text sent on: the core hands on less (slashkit.core.texts.MAX_HANDED). */
+const MAX_OUTPUT_CHARS = 65536
 
 /** The running helper, started by the first event Python wants; undefined until then and after it failed. */
 let helper: Helper | undefined
@@ -250,16 +252,22 @@ async function fire($: EngineInterface, token: number, fires: Effect[] | null, a
 /** Runs a command the helper asked for (from a timer, never inside a command's hook) and reports its end. */
 async function runThenReport($: EngineInterface, command: string, args: string, token: number, then: Effect[] | null, at: number, from: Helper): Promise<void> {
   let error: string | null = null
+  let output = ''
   try {
-    await $.command.run({ command, args })
+    output = (await $.command.run({ command, args })).text ?? ''
   } catch (err) {
     error = messageOf(err)
   }
-  await reportRun($, token, error, then, at, from)
+  await reportRun($, token, error, output, then, at, from)
 }
 
-/** Reports how a run the helper asked for ended; what its good end was foreseen to do is done at once. */
-export async function reportRun($: EngineInterface, token: number, error: string | null, then: Effect[] | null, at: number, from: Helper): Promise<void> {
+/**
+ * Reports how a run the helper asked for ended, with the text it returned (a `|` hands it on); what its good end
+ * was foreseen to do is done at once.
+ */
+export async function reportRun($: EngineInterface, token: number, error: string | null, output: string, then: Effect[] | null, at: number, from: Helper): Promise<void> {
   if (helper !== from) return
-  await sendForeseen($, 'run.done', { token, error }, error === null ? then : null, at, from)
+  // Only a step whose output is handed on needs its text; a transport bound keeps the request under the helper's.
+  const text = wanted('run.output') ? output.slice(0, MAX_OUTPUT_CHARS) : ''
+  await sendForeseen($, 'run.done', { token, error, output: text }, error === null ? then : null, at, from)
 }

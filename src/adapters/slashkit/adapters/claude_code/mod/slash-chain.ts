@@ -30,21 +30,24 @@ export const register: Register = on => {
     return { text: reply?.kind === 'text' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   })
 
-  // Only a command whose arguments hold `&& /<name>` (slashkit.core.chain.SEPARATOR_JS) runs this hook, so a
-  // single command never starts Python. A literal, so `claude plugin validate` prints the pattern.
-  on('command.run', { args: /(?:^|\s)&&\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
+  // Only a command whose arguments hold an operator and `/<name>` (slashkit.core.chain.SEPARATOR_JS) runs this
+  // hook, whoever ran it, so a single command never starts Python. A literal, so `claude plugin validate` prints
+  // the pattern.
+  on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
     const stored = await $.store.get('enabled')
     const answer = await ask($, 'command.typed', { command: e.command, args: e.args, origin: e.origin.kind, stored })
     const reply = answer?.reply
+    // The core answered the command itself: it is not to run (a /model or /effort the person did not type).
+    if (reply?.kind === 'text') return { text: reply.text }
     if (answer === undefined || reply?.kind !== 'run') return next(e)
     let result
     try {
       result = await next({ ...e, args: reply.args })
     } catch (err) {
-      await reportRun($, reply.token, messageOf(err), null, answer.at, answer.from)
+      await reportRun($, reply.token, messageOf(err), '', null, answer.at, answer.from)
       throw err
     }
-    await reportRun($, reply.token, null, reply.then ?? null, answer.at, answer.from)
+    await reportRun($, reply.token, null, result.text ?? '', reply.then ?? null, answer.at, answer.from)
     return result
   })
 
@@ -71,7 +74,7 @@ export const register: Register = on => {
 
   on('turn.complete', async ($, e, next) => {
     const result = await next(e)
-    if (wanted('turn.complete')) await ask($, 'turn.complete', { reason: e.reason, agentId: e.agentId ?? null })
+    if (wanted('turn.complete')) await ask($, 'turn.complete', { reason: e.reason, agentId: e.agentId ?? null, answer: e.answer })
     return result
   })
 
