@@ -32,7 +32,7 @@ def js_trim(text: str) -> str:
 OPERATORS: tuple[Operator, ...] = ("&&", "||", ";", "|")
 
 
-def _tail(text: str, at: int) -> tuple[int, str, str] | None:
+def _tail(text: str, at: int) -> tuple[int, str, Operator] | None:
     """Matches `(op)\\s*\\/([name]+)(?=\\s|$)` at `at`: the end of the match, the name and the operator, or None.
     The alternation is tried in order, each alternative in full; past the operator backtracking cannot help: a
     shorter `\\s*` leaves whitespace before the slash, a shorter name leaves a name character before the
@@ -56,7 +56,7 @@ def _after_operator(text: str, k: int) -> tuple[int, str] | None:
     return k, text[start:k]
 
 
-def _match_at(text: str, p: int) -> tuple[int, int, str, str] | None:
+def _match_at(text: str, p: int) -> tuple[int, int, str, Operator] | None:
     """Tries the alternatives in order: `^` (only at 0), then one `\\s` character."""
     if p == 0 and (found := _tail(text, 0)) is not None:
         return p, *found
@@ -65,7 +65,7 @@ def _match_at(text: str, p: int) -> tuple[int, int, str, str] | None:
     return None
 
 
-def js_match_all(text: str) -> list[tuple[int, int, str, str]]:
+def js_match_all(text: str) -> list[tuple[int, int, str, Operator]]:
     """Every match as `matchAll` with the `g` flag finds them: (index, end, name, operator), each search from the
     last end."""
     marks, p = [], 0

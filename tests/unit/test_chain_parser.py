@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from slashkit.core.chain import SEPARATOR_JS, Chain, Step, holds_chain, parse_chain
+from slashkit.core.chain import SEPARATOR_JS, Chain, Operator, Step, holds_chain, parse_chain
 
 
 def test_arguments_without_a_separator_stay_as_typed() -> None:
@@ -109,7 +109,7 @@ def test_the_separator_the_engine_is_given_is_the_seeds_literal_with_every_opera
 
 
 @pytest.mark.parametrize("op", ["&&", "||", ";", "|"])
-def test_each_operator_starts_a_step_that_keeps_it(op: str) -> None:
+def test_each_operator_starts_a_step_that_keeps_it(op: Operator) -> None:
     assert parse_chain(f"x {op} /b y") == Chain(head="x", rest=(Step("b", "y", op),))
     assert parse_chain(f"{op}/b") == Chain(head="", rest=(Step("b", "", op),))
 

@@ -34,7 +34,7 @@ def test_a_step_after_the_first_runs_from_a_timer_not_inside_the_hook_that_ended
     typed = h.chains.command_typed("a", "x && /b y", "composer")
     assert typed == RunTyped(chain=1, index=1, args="x")
 
-    h.chains.report_run(typed.chain, typed.index, Success(None))
+    h.chains.report_run(typed.chain, typed.index, Success(""))
 
     assert h.ui.lines == ["1/2: /a x", "2/2: /b y"]
     assert h.runs == []

@@ -382,11 +382,10 @@ def _moved(state: ChainState, running: Running) -> Transition:
 def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
     """The typed first command of a chain runs with its own arguments alone; the steps after it wait."""
     r = state.running
-    if r is not None and r.wait == "run" and (event.command, event.args) == (r.step.command, r.args):
-        if not typed_by_person(event.origin):
-            # The running step's own run: its args hold an operator only because `|` handed it text, which is
-            # data and never a chain of its own.
-            return Transition(state)
+    if r is not None and _is_own_run(r, event):
+        # The running step's own run: its args hold an operator only because `|` handed it text, which is data
+        # and never a chain of its own.
+        return Transition(state)
     effects: tuple[Effect, ...] = ()
     if r is not None:
         # A new chain the person types while one runs ends the running one, then starts its own; one typed by
@@ -399,6 +398,12 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
             return Transition(state, effects)
         return Transition(state, effects, CommandAnswer(texts.refused_text(Step(event.command, ""), event.origin)))
     return _start(state, Step(event.command, chain.head), chain.rest, event.origin, effects)
+
+
+def _is_own_run(r: Running, event: ChainTyped) -> bool:
+    """Tells whether a run the chain hook heard is the running step's own, which the person did not type."""
+    own = r.wait == "run" and (event.command, event.args) == (r.step.command, r.args)
+    return own and not typed_by_person(event.origin)
 
 
 def _start(

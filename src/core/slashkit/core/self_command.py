@@ -16,6 +16,7 @@ from slashkit.core.texts import Key
 SKILL_TOOL: Final = "Skill"
 CONTROL_TOOL: Final = "mcp__lich__control_session"
 
+
 @frozen
 class Lich:
     """An active self-command session: its lich id and the language of its texts."""

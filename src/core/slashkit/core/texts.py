@@ -105,7 +105,6 @@ def status_text(enabled: bool, running: tuple[int, int, Step, Wait] | None) -> s
     return f"{head} · {index}/{total} {step.name}, {_WAITING[wait]}"
 
 
-
 # Chains beyond the seed: operators other than `&&`, and steps refused for who typed them (worded here)
 
 #: Why a step did not run: the operator before it and the last status, or who typed the chain.
