@@ -10,6 +10,7 @@ from returns.result import Failure, Result, Success
 from slashkit.core.chain import holds_chain
 from slashkit.core.chain_machine import (
     CommandAnswer,
+    Outcome,
     PaneClosed,
     PaneOpened,
     PromptHanded,
@@ -185,6 +186,10 @@ class MemoryHost:
     #: lich's control_session, answering (target, action, value) with (text, is_error).
     lich_control: Callable[[object, object, object], tuple[str, bool]] = lambda *_: ("", True)
     runs: list[tuple[str, str]] = field(factory=list)
+    #: Who started each run of `runs`, by the engine's origin kind (`composer`, `plugin`, ...).
+    origins: list[str] = field(factory=list)
+    #: How each chain ended, in order.
+    outcomes: list[Outcome] = field(factory=list)
     answers: list[str] = field(factory=list)
     prompts: list[str] = field(factory=list)
     _held: dict[str, Callable[[RunOutcome], None]] = field(factory=dict)
@@ -193,7 +198,7 @@ class MemoryHost:
 
     def __attrs_post_init__(self) -> None:
         runner = ScriptedRunner(self)
-        self.chains = ChainSession(self.clock, runner, self.ui, self.store)
+        self.chains = ChainSession(self.clock, runner, self.ui, self.store, lambda _, o: self.outcomes.append(o))
         self.self_commands = SelfCommandSession(self.env, self.whoami, self.clock, runner, self.ui)
         self.start_session()
 
@@ -270,6 +275,7 @@ class MemoryHost:
 
     def _run(self, command: str, args: str, origin: str, done: Callable[[RunOutcome], None]) -> None:
         self.runs.append((command, args))
+        self.origins.append(origin)
         if command == CHAIN_COMMAND:
             answer = self.chains.chain_command(args)
             self.answers.append(answer)

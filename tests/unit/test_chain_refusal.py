@@ -1,0 +1,87 @@
+"""The refusal rule on the chain's paths: `/model` and `/effort` run only when the person typed them. A chain
+someone else typed (another plugin, a self-command the model queued) still runs its other steps."""
+
+import pytest
+
+from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt, host
+from slashkit.core import texts
+from slashkit.core.chain import Step
+from slashkit.core.self_command_session import SkillQueued
+
+
+def lich_host() -> MemoryHost:
+    builtin = Command(Local(), builtin=True)
+    return MemoryHost(
+        commands={"context": builtin, "model": builtin, "effort": builtin, "cost": builtin},
+        env=DictEnvironment({"LICH_SESSION_ID": "s-1"}),
+    )
+
+
+def test_a_chain_hidden_in_a_queued_self_commands_args_runs_without_model_and_effort() -> None:
+    h = lich_host()
+
+    reply = h.skill_call("context", "&& /effort high && /model opus")
+
+    assert isinstance(reply, SkillQueued)
+    assert h.runs == [("context", "")]
+    why = texts.refused_why("plugin")
+    assert h.ui.lines == [
+        "1/3: /context",
+        f"skipped 2/3: /effort high ({why})",
+        f"skipped 3/3: /model opus ({why})",
+        "ended: 1 succeeded, 0 failed, 2 skipped",
+    ]
+
+
+@pytest.mark.parametrize("origin", ["plugin", "peer", "channel", "scheduled-trigger", "unclassified", ""])
+def test_a_chain_anyone_but_the_person_typed_never_runs_model_or_effort(origin: str) -> None:
+    h = host(cost=Local(), model=Local(), effort=Local(), usage=Local())
+
+    h.type("/cost && /MODEL opus ; /Effort high || /usage", origin)
+
+    assert [command for command, _ in h.runs] == ["cost"]
+    assert h.origins == [origin]
+
+
+def test_a_refused_typed_command_is_answered_and_not_run_and_the_chain_goes_on_without_it() -> None:
+    h = host(model=Local(), cost=Local())
+
+    h.type("/model opus && /cost", "plugin")
+
+    assert h.runs == [("cost", "")]
+    assert h.answers == [texts.refused_text(Step("model", "opus"), "plugin")]
+    assert h.ui.lines == [
+        f"skipped 1/2: /model opus ({texts.refused_why('plugin')})",
+        "2/2: /cost",
+        "ended: 1 succeeded, 0 failed, 1 skipped",
+    ]
+
+
+def test_a_refused_command_with_a_chain_in_its_args_is_not_run_even_when_chains_are_off() -> None:
+    h = host(model=Local(), cost=Local())
+    h.store.data["enabled"] = False
+
+    h.type("/model opus && /cost", "plugin")
+
+    assert h.runs == []
+    assert h.ui.lines == []
+
+
+@pytest.mark.parametrize("origin", ["composer", "bridge", "sdk"])
+def test_the_persons_own_chain_runs_model_and_effort(origin: str) -> None:
+    h = host(cost=Local(), model=Local(), effort=Local())
+
+    h.type("/cost && /model opus && /effort high", origin)
+
+    assert h.runs == [("cost", ""), ("model", "opus"), ("effort", "high")]
+    assert h.ui.lines[-1] == "all 3 command(s) ran"
+
+
+def test_a_model_answer_handed_on_to_a_persons_model_step_is_its_data() -> None:
+    h = host(pick=Prompt("pick a model"), model=Local())
+
+    h.type("/pick | /model")
+    h.end_turn("answer", answer="sonnet && /effort max")
+
+    assert h.runs[-1] == ("model", "sonnet && /effort max")
+    assert [command for command, _ in h.runs].count("effort") == 0
