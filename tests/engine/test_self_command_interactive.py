@@ -40,6 +40,8 @@ from typing import Any, Final
 import pytest
 
 from slashkit.adapters.claude_code.plugins import START_TIMEOUT_MS, plugin_dir
+from slashkit.core import texts
+from slashkit.core.chain import Step
 from slashkit.core.texts import CATALOGS, Key
 from tests.support import lich_mcp_stub
 from tests.support.claude_cli import Isolation, JsonObject, cli_available, validate
@@ -94,13 +96,20 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def chain_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The slash-chain plugin beside it, as a person who loaded both has it."""
+    return plugin_dir("slash-chain", tmp_path_factory.mktemp("chain-marketplace"))
+
+
+@pytest.fixture(scope="module")
 def broken_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The plugin laid out with an interpreter that does not exist: its helper can never start."""
     return plugin_dir("self-command", tmp_path_factory.mktemp("broken-marketplace"), python="/nonexistent/python")
 
 
 #: A plugin of the test's own that runs any command from a timer, as the self-command plugin would queue one:
-#: `/probe-run model opus`. It shows where a /model or /effort run by a plugin lands.
+#: `/probe-run model opus`. It shows where a /model or /effort run by a plugin lands. A word `AND` in its args
+#: becomes `&&`, so it can run a chain the person's typed text does not hold.
 PROBE_MOD: Final = """\
 import type { Register } from 'claude-code'
 
@@ -111,7 +120,7 @@ export const register: Register = on => {
     return started
   })
   on('command.run', { command: 'probe-run' }, async ($, e) => {
-    const [command = '', ...rest] = e.args.trim().split(/\\s+/)
+    const [command = '', ...rest] = e.args.trim().replace(/\\bAND\\b/g, '&&').split(/\\s+/)
     $.clock.after(0, () => {
       void $.command.run({ command, args: rest.join(' ') }).then(
         () => $.ui.log(`ran /${command}`),
@@ -242,7 +251,7 @@ class Run:
 def session(
     tmp_path: Path,
     project: Path,
-    plugin: Path,
+    plugin: Path | Sequence[Path],
     script: Sequence[Turn],
     *,
     env: Mapping[str, str],
@@ -255,7 +264,7 @@ def session(
             cwd=project,
             isolation=iso,
             model=model,
-            plugin_dirs=[plugin],
+            plugin_dirs=[plugin] if isinstance(plugin, Path) else list(plugin),
             mcp_configs=[stub.config] if stub else [],
             extra_env=dict(env),
             args=["--allowedTools", CONTROL] if stub else [],
@@ -661,3 +670,65 @@ def test_a_terminal_hangup_ends_the_helper_without_leaving_its_socket_folder(
         ended = [line for line in run.cli.debug_log().splitlines() if "$.process.spawn (self-command)" in line]
         assert not any(alive(p) for p in helpers), ended
         assert not folders[0].exists(), f"{folders[0]} is left behind; the helper: {ended[-1:]}"
+
+
+# --- the refusal rule across both plugins (issue 7's attack) ------------------------------------------------
+
+
+def chain_lines(entries: Sequence[JsonObject]) -> list[str]:
+    return [t.removeprefix("slash-chain: ") for t in system_texts(entries) if t.startswith("slash-chain: ")]
+
+
+def test_a_chain_hidden_in_a_queued_commands_args_never_runs_model_or_effort(
+    tmp_path: Path, project: Path, plugin: Path, chain_plugin: Path
+) -> None:
+    """Both plugins loaded, inside lich: the model names `context` to the Skill tool with `&& /effort high &&
+    /model opus` as its args. self-command queues /context with those args, slash-chain reads them as a chain
+    the person did not type: /context runs, /effort and /model are skipped and said so, nothing is saved."""
+    script = [skill("context", "&& /effort high && /model opus"), text("Queued.")]
+    with session(tmp_path, project, [plugin, chain_plugin], script, env=lich_env()) as run:
+        run.cli.send("show me the context")
+        run.mains(2)
+        end = "slash-chain: " + texts.ended_text(1, 0, 2)
+        entries = run.cli.wait_for_transcript(logged(end), timeout=TURN_TIMEOUT, what=repr(end))
+        why = texts.refused_why("plugin")
+        assert chain_lines(entries) == [
+            texts.step_text(1, 3, Step("context", "")),
+            texts.skipped_text(2, 3, Step("effort", "high"), why),
+            texts.skipped_text(3, 3, Step("model", "opus"), why),
+            texts.ended_text(1, 0, 2),
+        ], run.describe()
+        time.sleep(QUIET)
+        # The transcript records a /model or /effort a plugin ran (the control test above shows it does).
+        ran = commands_run(run.entries())
+        assert not any(c.startswith(("/model", "/effort")) for c in ran), f"{ran}\n{run.describe()}"
+        assert model_settings(run) == {}, run.describe()
+
+
+def test_another_plugins_command_run_never_runs_model_or_effort_through_a_chain(
+    tmp_path: Path, project: Path, probe_plugin: Path, chain_plugin: Path
+) -> None:
+    """Another plugin runs `/context && /model opus` and `/model opus && /effort high && /context` with
+    `$.command.run`: slash-chain's matcher hears both (origin `plugin`); /context runs both times, /model and
+    /effort never do (the typed /model is answered with the refusal), and no settings file changes."""
+    with session(tmp_path, project, [probe_plugin, chain_plugin], [], env={}) as run:
+        run.cli.send("/probe-run context AND /model opus")
+        first_end = "slash-chain: " + texts.ended_text(1, 0, 1)
+        run.cli.wait_for_transcript(logged(first_end), timeout=TURN_TIMEOUT, what=repr(first_end))
+        run.cli.send("/probe-run model opus AND /effort high AND /context")
+        second_end = "slash-chain: " + texts.ended_text(1, 0, 2)
+        entries = run.cli.wait_for_transcript(logged(second_end), timeout=TURN_TIMEOUT, what=repr(second_end))
+        time.sleep(QUIET)
+        why = texts.refused_why("plugin")
+        lines = chain_lines(entries)
+        assert texts.skipped_text(2, 2, Step("model", "opus"), why) in lines, run.describe()
+        assert texts.skipped_text(1, 3, Step("model", "opus"), why) in lines, run.describe()
+        assert texts.skipped_text(2, 3, Step("effort", "high"), why) in lines, run.describe()
+        # The engine records the typed /model's row (measured on 2.1.328: with empty args), then slash-chain's
+        # answer in its place; /effort never got as far as a row.
+        ran = commands_run(run.entries())
+        assert "/model opus" not in ran and not any(c.startswith("/effort") for c in ran), ran
+        refusal = texts.refused_text(Step("model", "opus"), "plugin")
+        outputs = [str(e.get("content")) for e in run.entries() if is_entry(e, "system", "local_command")]
+        assert any(f"slash-chain: {refusal}" in out for out in outputs), f"{outputs}\n{run.describe()}"
+        assert model_settings(run) == {}, run.describe()
