@@ -33,7 +33,7 @@ KIT: Final = claude_cli.REPO_ROOT / "tests" / "kit"
 NO_PYTHON: Final = "/nonexistent/python"
 #: How many tests each plugin's kit file holds: a test that stops running (or a file that stops loading)
 #: shows as a lower count. Update it with the file.
-EXPECTED_TESTS: Final = {"slash-chain": 44, "self-command": 20}
+EXPECTED_TESTS: Final = {"slash-chain": 45, "self-command": 20}
 #: The bridge events each plugin's kit tests make it send; together, every event of the protocol.
 EXPECTED_EVENTS: Final = {
     "slash-chain": {
@@ -223,6 +223,10 @@ _MATCHER: Final = re.compile(
 #: `\s` only in Python, U+FEFF only in JavaScript), astral characters (UTF-16 offsets), names that stop short.
 SEPARATOR_CASES: Final = (
     "x && /b y",
+    "x || /b ; /c | /d",
+    "x ||| /b",
+    "x ; /b; /c",
+    "x |/b || /c",
     "a && b",
     "",
     "&& /b",
@@ -253,10 +257,10 @@ const re = %s
 const strings = JSON.parse(require('fs').readFileSync(0, 'utf8'))
 const all = new RegExp(re.source, re.flags.replace('g', '') + 'g')
 const out = strings.map(s => {
-  const marks = [...s.matchAll(all)].map(m => [m.index, m.index + m[0].length, m[1]])
+  const marks = [...s.matchAll(all)].map(m => [m.index, m.index + m[0].length, m[1], m[2]])
   const ends = [...marks.slice(1).map(m => m[0]), s.length]
   const head = marks.length ? s.slice(0, marks[0][0]).trim() : s
-  const rest = marks.map((m, i) => [m[2], s.slice(m[1], ends[i]).trim()])
+  const rest = marks.map((m, i) => [m[3], s.slice(m[1], ends[i]).trim(), m[2]])
   return { matches: re.test(s), marks, head, rest }
 })
 process.stdout.write(JSON.stringify(out))
@@ -270,12 +274,12 @@ def _utf16(text: str, index: int) -> int:
 
 def _python_split(text: str) -> dict[str, object]:
     chain = parse_chain(text)
-    marks = [[_utf16(text, m.start()), _utf16(text, m.end()), m.group(1)] for m in SEPARATOR.finditer(text)]
+    marks = [[_utf16(text, m.start()), _utf16(text, m.end()), m.group(1), m.group(2)] for m in SEPARATOR.finditer(text)]
     return {
         "matches": holds_chain(text),
         "marks": marks,
         "head": chain.head,
-        "rest": [[step.command, step.args] for step in chain.rest],
+        "rest": [[step.command, step.args, step.op] for step in chain.rest],
     }
 
 

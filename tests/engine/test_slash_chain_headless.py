@@ -34,7 +34,7 @@ NOTE = (
     "do not run."
 )
 REVIEW_BODY = "Review the change named here: $ARGUMENTS"
-ENDS = re.compile(r"^(all \d+ command\(s\) ran|stopped after|cancelled|unavailable)")
+ENDS = re.compile(r"^(all \d+ command\(s\) ran|stopped after|cancelled|unavailable|ended: )")
 
 
 @pytest.fixture(scope="module")
@@ -199,6 +199,48 @@ def test_slash_chain_off_leaves_a_chain_as_typed_and_on_brings_it_back(
 def test_a_clear_inside_a_chain_does_not_lose_it(plugin: Path, project: Path) -> None:
     result = run("/cost && /clear && /context", plugin, project)
     assert chain_lines(result.events) == ["1/3: /usage", "2/3: /clear", "3/3: /context", "all 3 command(s) ran"]
+
+
+# Operators beyond && (measured on 2.1.328: an unknown typed command reaches the chain hook, and its run throws
+# `$.command.run: no command named /<name> in this session`; a turn's end carries the model's final `answer`).
+
+
+def test_a_fallback_after_an_unknown_command_runs(plugin: Path, project: Path) -> None:
+    result = run("/cost && /nosuch || /context", plugin, project)
+    lines = chain_lines(result.events)
+    assert lines[0] == "1/3: /usage"
+    assert lines[1] == "2/3: /nosuch"
+    assert lines[2].startswith("/nosuch failed: it failed: "), lines
+    assert lines[3:] == ["3/3: /context", "ended: 2 succeeded, 1 failed, 0 skipped"]
+
+
+def test_a_semicolon_runs_the_next_command_and_a_clean_chain_ends_as_the_seeds(plugin: Path, project: Path) -> None:
+    result = run("/cost ; /context", plugin, project)
+    assert chain_lines(result.events) == ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"]
+
+
+def test_a_failing_prompt_step_is_followed_by_its_fallback(plugin: Path, project: Path) -> None:
+    result = run("/review the diff || /context", plugin, project, script=[http_error(400, "bad request for the test")])
+    assert chain_lines(result.events) == [
+        "1/2: /review the diff",
+        "/review failed: its turn ended with error",
+        "2/2: /context",
+        "ended: 1 succeeded, 1 failed, 0 skipped",
+    ]
+
+
+def test_a_pipe_hands_the_models_answer_of_one_step_to_the_prompt_of_the_next(plugin: Path, project: Path) -> None:
+    script = [text("ANSWER-ONE: rename the helper"), text("Second review done.")]
+    with ModelServer(script) as model:
+        with StreamingRun([plugin], project, model=model) as session:
+            session.send("/review the diff | /review the follow-up")
+            assert session.wait_until(chain_ended, timeout=60), session.finish().describe()
+            result = session.finish()
+        prompts = handed(model)
+    assert chain_lines(result.events) == ["1/2: /review the diff", "2/2: /review the follow-up", "all 2 command(s) ran"]
+    assert len(prompts) == 2
+    assert "Review the change named here: the follow-up\n\nANSWER-ONE: rename the helper" in prompts[1], prompts[1]
+    assert "ANSWER-ONE" not in prompts[0]
 
 
 def helper_pids() -> set[int]:

@@ -127,7 +127,7 @@ describe('refused tool calls', () => {
     await $.tool.call({ tool: 'Skill', skill: 'compact', args: 'keep the plan' })
     expect(fake.ran).toEqual([])
     await fake.clock.advance(0)
-    expect((await fake.received('run.done')).e).toEqual({ token: 2, error: null, applied: false })
+    expect((await fake.received('run.done')).e).toEqual({ token: 2, error: null, output: '', applied: false })
     expect(fake.ran).toEqual([{ command: 'compact', args: 'keep the plan', origin: { kind: 'plugin', name: 'self-command' } }])
     expect(fake.events()).toEqual(['session.start', 'skill.refused', 'timer', 'run.done'])
   })

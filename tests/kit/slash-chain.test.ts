@@ -145,8 +145,8 @@ describe('event forwarding', () => {
       { event: 'ui.open', e: { id: 'board', focus: true, isPlaced: true } },
       { event: 'ui.open', e: { id: 'board', focus: true, isPlaced: false } },
       { event: 'ui.close', e: { id: 'board' } },
-      { event: 'turn.complete', e: { reason: 'answer', agentId: null } },
-      { event: 'turn.complete', e: { reason: 'error', agentId: 'agent-7' } },
+      { event: 'turn.complete', e: { reason: 'answer', agentId: null, answer: 'done' } },
+      { event: 'turn.complete', e: { reason: 'error', agentId: 'agent-7', answer: 'done' } },
       { event: 'prompt.submit', e: { text: 'next', origin: 'sdk' } },
     ])
     expect(fake.spawned).toHaveLength(1)
@@ -251,7 +251,7 @@ describe('effects', () => {
     await $.command.run({ command: 'slash-chain', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
     expect(fake.sent.slice(1)).toEqual([
       { event: 'timer', e: { token: 5, applied: true } },
-      { event: 'run.done', e: { token: 6, error: null, applied: true } },
+      { event: 'run.done', e: { token: 6, error: null, output: '', applied: true } },
       { event: 'command.chain', e: { args: '', stored: undefined } },
     ])
   })
@@ -271,9 +271,9 @@ describe('effects', () => {
     expect(fake.events()).toEqual(['command.typed'])
     await $.command.run({ command: 'slash-chain', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
     expect(fake.sent.slice(1).map(s => s.e)).toEqual([
-      { token: 20, error: null, applied: true },
+      { token: 20, error: null, output: '', applied: true },
       { token: 21, applied: true },
-      { token: 22, error: null, applied: true },
+      { token: 22, error: null, output: '', applied: true },
       { args: '', stored: undefined },
     ])
   })
@@ -309,7 +309,7 @@ describe('effects', () => {
     await fake.until(() => fake.logs.length === 2)
     await $.turn.complete(TURN) // the next event takes the held report out ahead of it
 
-    expect(await fake.received('run.done', 2)).toEqual({ event: 'run.done', e: { token: 2, error: null, applied: true } })
+    expect(await fake.received('run.done', 2)).toEqual({ event: 'run.done', e: { token: 2, error: null, output: '', applied: true } })
     expect(fake.ran).toEqual([
       { command: 'a', args: 'x', origin: { kind: 'composer' } },
       { command: 'cost', args: 'today', origin: { kind: 'plugin', name: 'slash-chain' } },
@@ -329,7 +329,7 @@ describe('effects', () => {
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     await fake.clock.settle()
-    expect(await fake.received('run.done')).toEqual({ event: 'run.done', e: { token: 4, error: null, applied: false } })
+    expect(await fake.received('run.done')).toEqual({ event: 'run.done', e: { token: 4, error: null, output: '', applied: false } })
     expect(fake.events()).toEqual(['command.typed', 'timer', 'run.done'])
     expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['a x && /b', 'b '])
     expect(fake.logs).toEqual([])
@@ -346,7 +346,7 @@ describe('effects', () => {
     await $.command.run(typed('a', 'x && /broken'))
     await $.turn.complete(TURN)
     const done = await fake.received('run.done')
-    expect(done.e).toEqual({ token: 9, error: expect.any(String), applied: false })
+    expect(done.e).toEqual({ token: 9, error: expect.any(String), output: '', applied: false })
     expect(String(done.e.error).length).toBeGreaterThan(0)
     expect(fake.logs).toEqual([])
   })
@@ -366,7 +366,7 @@ describe('effects', () => {
     // The person types while /slow runs: the helper answers it, so its version moves on.
     await $.prompt.submit({ text: 'meanwhile', wait: false, origin: { kind: 'composer' } })
     held.resolve({ text: 'slow done' })
-    expect((await fake.received('run.done')).e).toEqual({ token: 5, error: null, applied: false })
+    expect((await fake.received('run.done')).e).toEqual({ token: 5, error: null, output: '', applied: false })
     expect(fake.logs).toEqual([])
   })
 
@@ -387,7 +387,7 @@ describe('effects', () => {
     const submitted = $.prompt.submit({ text: 'meanwhile', wait: false, origin: { kind: 'composer' } })
     await fake.received('prompt.submit')
     held.resolve({ text: 'slow done' })
-    expect((await fake.received('run.done')).e).toEqual({ token: 6, error: null, applied: false })
+    expect((await fake.received('run.done')).e).toEqual({ token: 6, error: null, output: '', applied: false })
     answerLater.resolve({})
     await submitted
     expect(fake.logs).toEqual([])
@@ -402,7 +402,7 @@ describe('effects', () => {
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['context|all'])
     expect(fake.sent).toEqual([
       { event: 'command.typed', e: { command: 'context', args: 'all && /cost && /usage', origin: 'composer' } },
-      { event: 'run.done', e: { token: 12, error: null, applied: false } },
+      { event: 'run.done', e: { token: 12, error: null, output: '', applied: false } },
     ])
   })
 
@@ -415,7 +415,7 @@ describe('effects', () => {
     await $.session.start(START)
     await expect($.command.run(typed('compact', '&& /cost'))).rejects.toThrow()
     const done = await fake.received('run.done')
-    expect(done.e).toEqual({ token: 13, error: expect.any(String), applied: false })
+    expect(done.e).toEqual({ token: 13, error: expect.any(String), output: '', applied: false })
     // The typed command ran once, with its head: it is not run again with the chain's text.
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['compact|'])
   })
@@ -586,6 +586,23 @@ describe('fail-safe', () => {
     await $.command.run(typed('a', 'y && /b'))
     expect(fake.spawned).toHaveLength(2)
     expect(fake.events()).toEqual(['command.typed', 'command.typed'])
+  })
+
+  test('a helper that exits after a step line was written still runs that step, and says once it is gone', async ($, on) => {
+    const fake = fakeHelper(on)
+    const after = { kind: 'after', ms: 0, token: 31, fires: [{ kind: 'run', command: 'b', args: 'y', token: 32, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
+    fake.answer = sent => (sent.event === 'command.typed' ? { wants: ['prompt.submit'], reply: { kind: 'run', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : {})
+    await $.session.start(START)
+    await $.command.run(typed('a', 'x && /b y'))
+    expect(fake.logs).toEqual(['2/2: /b y'])
+    fake.exit(0)
+    await fake.until(() => fake.logs.length === 2)
+    await fake.clock.settle()
+    await fake.until(() => fake.ran.length === 2)
+    expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['a|x', 'b|y'])
+    // The step the line claimed ran; its end is heard by nobody, and the chain's end was said once.
+    expect(fake.logs).toEqual(['2/2: /b y', 'unavailable: the helper exited (code 0); commands run as typed until it is back'])
+    expect(fake.events()).toEqual(['command.typed'])
   })
 
   test('a helper that exits while idle goes quietly', async ($, on) => {

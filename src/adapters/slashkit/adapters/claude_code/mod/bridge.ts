@@ -243,9 +243,17 @@ async function sendForeseen($: EngineInterface, event: string, e: object, forese
   for (const fx of foreseen) void act($, fx, at + 1, from)
 }
 
-/** A timer the helper started fired. A timer of a helper that has since gone means nothing to the next. */
+/**
+ * A timer the helper started fired. A timer of a helper that has since gone means nothing to the next, but the
+ * line of the step it runs is already written: what it was foreseen to do (the step's run) is carried out, so
+ * no line claims a step that never runs; nobody hears its end, and the line that the helper is unavailable
+ * has said the chain is over.
+ */
 async function fire($: EngineInterface, token: number, fires: Effect[] | null, at: number, from: Helper): Promise<void> {
-  if (helper !== from) return
+  if (helper !== from) {
+    for (const fx of fires ?? []) void act($, fx, at + 1, from)
+    return
+  }
   await sendForeseen($, 'timer', { token }, fires, at, from)
 }
 
