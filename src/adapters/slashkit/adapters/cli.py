@@ -110,7 +110,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, claude_args:
     if not args.chain.startswith("/"):
         parser.error(f"a chain starts with a slash command, as typed: {args.chain!r}")
     # The SDK's import costs ~0.7 s (measured on claude-agent-sdk 0.2.184): only `run` pays it.
-    from slashkit.adapters.sdk import terminal
+    try:
+        from slashkit.adapters.sdk import terminal
+    except ModuleNotFoundError as missing:
+        if missing.name != "claude_agent_sdk":
+            raise
+        parser.error("run needs the Claude Agent SDK: pip install 'slashkit[sdk]'")
 
     settings = terminal.Settings(
         chain=args.chain,
