@@ -72,7 +72,9 @@ def test_run_refuses_a_missing_project_folder(tmp_path: Path) -> None:
 
 
 def test_run_without_the_sdk_extra_says_how_to_get_it(tmp_path: Path) -> None:
-    hide = "import sys; sys.modules['claude_agent_sdk'] = None; from slashkit.adapters.cli import main; sys.exit(main())"
+    hide = (
+        "import sys; sys.modules['claude_agent_sdk'] = None; from slashkit.adapters.cli import main; sys.exit(main())"
+    )
     refused = subprocess.run(
         [sys.executable, "-c", hide, "run", "/cost && /usage", "--claude", "/bin/true", "--cwd", str(tmp_path)],
         capture_output=True,
