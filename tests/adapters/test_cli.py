@@ -69,3 +69,16 @@ def test_run_refuses_a_missing_project_folder(tmp_path: Path) -> None:
     refused = slashkit("run", "/cost", "--claude", "/bin/true", "--cwd", str(tmp_path / "nowhere"))
     assert refused.returncode == 2
     assert "is not a folder" in refused.stderr
+
+
+def test_run_without_the_sdk_extra_says_how_to_get_it(tmp_path: Path) -> None:
+    hide = (
+        "import sys; sys.modules['claude_agent_sdk'] = None; from slashkit.adapters.cli import main; sys.exit(main())"
+    )
+    refused = subprocess.run(
+        [sys.executable, "-c", hide, "run", "/cost && /usage", "--claude", "/bin/true", "--cwd", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2
+    assert "run needs the Claude Agent SDK: pip install 'slashkit[sdk]'" in refused.stderr

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.claude_code.headless import run_chain
 from slashkit.adapters.claude_code.plugins import plugin_dir
 from tests.support.claude_cli import (
     Isolation,
@@ -86,33 +85,6 @@ def handed(model: ModelServer) -> list[str]:
 def test_a_chain_of_three_local_commands_runs_each_with_its_own_args(plugin: Path, project: Path) -> None:
     result = run("/cost && /context && /usage", plugin, project)
     assert chain_lines(result.events) == ["1/3: /usage", "2/3: /context", "3/3: /usage", "all 3 command(s) ran"]
-
-
-def test_the_main_job_runs_a_chain_to_its_end_and_says_how_it_ended(
-    plugin: Path, project: Path, tmp_path: Path
-) -> None:
-    iso = Isolation.create(tmp_path)
-    with ModelServer() as model:
-        env = isolated_env(iso, model.url)
-        ran = run_chain(
-            "/cost && /context && /usage",
-            claude=str(claude_path()),
-            plugin_dir=plugin,
-            cwd=project,
-            timeout=120,
-            env=env,
-        )
-        stopped = run_chain(
-            "/cost && /nosuch && /usage",
-            claude=str(claude_path()),
-            plugin_dir=plugin,
-            cwd=project,
-            timeout=120,
-            env=env,
-        )
-    assert (ran.ended, ran.lines[-1]) == ("ran", "all 3 command(s) ran")
-    assert stopped.ended == "stopped"
-    assert stopped.lines[-1].startswith("stopped after /nosuch: it failed: ")
 
 
 def test_a_prompt_step_waits_for_its_answered_turn_then_the_next_step_runs(plugin: Path, project: Path) -> None:
@@ -324,18 +296,3 @@ def test_the_marketplace_installs_the_plugin_for_good(project: Path, tmp_path: P
             assert added.returncode == 0, added.stdout + added.stderr
     installed = run("/context && /usage", plugin=None, project=project, tmp=iso)
     assert chain_lines(installed.events) == ["1/2: /context", "2/2: /usage", "all 2 command(s) ran"]
-
-
-def test_slashkit_run_prints_the_lines_and_exits_by_how_the_chain_ended(project: Path, tmp_path: Path) -> None:
-    iso = Isolation.create(tmp_path)
-    with ModelServer() as model:
-        env = {**isolated_env(iso, model.url), "SLASHKIT_CLAUDE": str(claude_path())}
-        command = [sys.executable, "-m", "slashkit.adapters.cli", "run", "--cwd", str(project)]
-        ran = subprocess.run([*command, "/cost && /context && /usage"], env=env, capture_output=True, text=True)
-        stopped = subprocess.run([*command, "/context && /nosuch && /usage"], env=env, capture_output=True, text=True)
-    assert (ran.returncode, ran.stdout.splitlines()) == (
-        0,
-        ["1/3: /usage", "2/3: /context", "3/3: /usage", "all 3 command(s) ran"],
-    )
-    assert stopped.returncode == 1
-    assert stopped.stdout.splitlines()[-1].startswith("stopped after /nosuch: it failed: ")

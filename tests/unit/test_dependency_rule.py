@@ -2,6 +2,8 @@
 module; the core is pure and talks to the world through its ports only."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,3 +157,50 @@ def test_relative_imports_resolve_from_the_modules_package() -> None:
         "slashkit.core.chain.Step",
     ]
     assert imported("from . import chain", "slashkit.core.__init__") == ["slashkit.core", "slashkit.core.chain"]
+
+
+# The Agent SDK (the `sdk` extra) is imported by its own adapter only: its import costs ~0.7 s and it may be
+# missing, so nothing else of slashkit may need it.
+
+SOURCES = Path(__file__).resolve().parents[2] / "src"
+SDK_ADAPTER = SOURCES / "adapters" / "slashkit" / "adapters" / "sdk"
+SDK = "claude_agent_sdk"
+
+
+def imports_the_sdk(source: str) -> bool:
+    """Tells whether a source imports the Agent SDK, at any depth (a function's own import included)."""
+    return any(name.split(".")[0] == SDK for name in imported(source, "slashkit.x"))
+
+
+def modules_outside_the_sdk_adapter() -> list[Path]:
+    return [p for p in sorted(SOURCES.rglob("*.py")) if SDK_ADAPTER not in p.parents]
+
+
+def test_the_sdk_adapter_is_where_the_sdk_is_imported() -> None:
+    assert any(imports_the_sdk(p.read_text(encoding="utf-8")) for p in SDK_ADAPTER.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", modules_outside_the_sdk_adapter(), ids=lambda p: str(p.relative_to(SOURCES)))
+def test_no_module_outside_the_sdk_adapter_imports_the_sdk(path: Path) -> None:
+    assert not imports_the_sdk(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("import claude_agent_sdk", True),
+        ("from claude_agent_sdk.types import ResultMessage", True),
+        ("def f():\n    from claude_agent_sdk import query\n", True),
+        ("import claude_agent_sdk_other", False),
+        ("from slashkit.adapters.sdk import SlashSession", False),
+    ],
+)
+def test_the_sdk_checker_finds_every_way_to_import_it(source: str, found: bool) -> None:
+    assert imports_the_sdk(source) is found
+
+
+def test_importing_the_cli_does_not_import_the_sdk() -> None:
+    """`slashkit --help` and `slashkit play` stay fast: the CLI imports the SDK host only for `run`."""
+    probe = "import sys, slashkit.adapters.cli; print('claude_agent_sdk' in sys.modules)"
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "False"

@@ -1,5 +1,5 @@
-"""The `slashkit` command: run a chain in a headless Claude Code session, lay out the plugins, or play a
-chain through the in-memory host."""
+"""The `slashkit` command: run a chain in a Claude Code session on the Agent SDK, lay out the plugins, or play
+a chain through the in-memory host."""
 
 import argparse
 import os
@@ -8,18 +8,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from slashkit.adapters.claude_code import headless, plugins
+from slashkit.adapters.claude_code import plugins
 from slashkit.adapters.memory import Local, MemoryHost, Prompt, host
-
-_EXIT = {"ran": 0, "single": 0, "stopped": 1, "cancelled": 1, "unavailable": 3, "exited": 4, "timeout": 4}
 
 _EPILOG = """\
 exit status of `run`: 0 every step ran (or a single command ran alone), 1 the chain stopped or was
-cancelled, 3 the Python helper was unavailable (the first command ran as typed), 4 Claude Code exited
-first or the timeout passed, 2 bad usage.
+cancelled, 4 Claude Code could not start or exited first, or the timeout passed, 2 bad usage.
 
 examples:
   slashkit run "/cost && /context && /usage"
+  slashkit run "/review the diff && /test" --model sonnet --json
+  slashkit run "/greet Bob" --permission-mode acceptEdits -- --max-turns 3
   claude --plugin-dir "$(slashkit claude-code plugin-dir slash-chain)"
   claude plugin marketplace add "$(slashkit claude-code marketplace)"
   slashkit play "/review x && /test && /deploy" --prompt review"""
@@ -28,10 +27,13 @@ examples:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    # Everything after `--` goes to Claude Code as it is.
+    ours, claude_args = (given[: given.index("--")], given[given.index("--") + 1 :]) if "--" in given else (given, [])
+    args = parser.parse_args(ours)
     match args.command:
         case "run":
-            return _run(parser, args)
+            return _run(parser, args, claude_args)
         case "play":
             return _play(args)
         case "claude-code":
@@ -54,11 +56,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = commands.add_parser("run", help="run a chain in a headless Claude Code session and print its lines")
+    run = commands.add_parser(
+        "run",
+        help="run a chain in a Claude Code session (Agent SDK) and print each step and its output",
+        description="Runs a chain in a Claude Code session on the Agent SDK: each step's line, then its output "
+        "(the command's text or the model's answer) as it comes. Options after `--` go to Claude Code.",
+    )
     run.add_argument("chain", help='the commands, as typed: "/a x && /b y"')
     run.add_argument("--cwd", default=".", help="the project folder the session runs in (default: here)")
     run.add_argument("--claude", help="the Claude Code CLI (default: $SLASHKIT_CLAUDE, else `claude` on PATH)")
     run.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
+    run.add_argument("--json", action="store_true", help="print JSON lines: one object per event, the last the outcome")
+    run.add_argument("--model", help="the model for the session (Claude Code's --model)")
+    run.add_argument(
+        "--permission-mode",
+        choices=("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"),
+        help="Claude Code's permission mode",
+    )
+    run.add_argument(
+        "--allowed-tools",
+        default="",
+        metavar="TOOLS",
+        help='tools allowed without asking, comma-separated: "Read,Bash(git:*)"',
+    )
 
     play = commands.add_parser("play", help="play a chain through the in-memory host (no Claude Code needed)")
     play.add_argument("chain", help='the commands, as typed: "/a x && /b y"')
@@ -80,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, claude_args: Sequence[str]) -> int:
     claude = args.claude or os.environ.get("SLASHKIT_CLAUDE") or shutil.which("claude")
     if claude is None:
         parser.error("no Claude Code CLI: install @anthropic-ai/claude-code, or pass --claude PATH")
@@ -89,18 +109,26 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error(f"--cwd {cwd} is not a folder")
     if not args.chain.startswith("/"):
         parser.error(f"a chain starts with a slash command, as typed: {args.chain!r}")
-    outcome = headless.run_chain(
-        args.chain,
-        claude=claude,
-        plugin_dir=plugins.plugin_dir("slash-chain"),
+    # The SDK's import costs ~0.7 s (measured on claude-agent-sdk 0.2.184): only `run` pays it.
+    try:
+        from slashkit.adapters.sdk import terminal
+    except ModuleNotFoundError as missing:
+        if missing.name != "claude_agent_sdk":
+            raise
+        parser.error("run needs the Claude Agent SDK: pip install 'slashkit[sdk]'")
+
+    settings = terminal.Settings(
+        chain=args.chain,
         cwd=cwd,
+        claude=claude,
         timeout=args.timeout,
-        on_line=print,
+        json=args.json,
+        model=args.model,
+        permission_mode=args.permission_mode,
+        allowed_tools=tuple(t.strip() for t in args.allowed_tools.split(",") if t.strip()),
+        claude_args=tuple(claude_args),
     )
-    if outcome.ended in ("exited", "timeout"):
-        why = "Claude Code exited" if outcome.ended == "exited" else f"no end after {args.timeout:g} s"
-        print(f"slashkit: {why} before the chain ended", file=sys.stderr)
-    return _EXIT[outcome.ended]
+    return terminal.run(settings)
 
 
 def _play(args: argparse.Namespace) -> int:

@@ -204,6 +204,9 @@ class Key(Enum):
     DENY_DEFAULT_SAVED = "deny_default_saved"
     SKILL_QUEUED = "skill_queued"
     CONTROL_QUEUED = "control_queued"
+    SELF_TOOL_NOTE = "self_tool_note"
+    DENY_PERSON_ONLY = "deny_person_only"
+    NOT_BUILTIN = "not_builtin"
 
 
 ENGLISH: Final = "en"
@@ -227,6 +230,16 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         ),
         Key.SKILL_QUEUED: "{queued} is queued and runs once this turn ends. End the turn now.",
         Key.CONTROL_QUEUED: "{queued} is queued on this session and runs once this turn ends. End the turn now.",
+        Key.SELF_TOOL_NOTE: (
+            "Runs one of this session's own built-in slash commands (such as /compact) when the user asks you to: "
+            "name it in `command` (for example `compact`) and put its arguments in `args`. It is queued and runs "
+            "once this turn ends, so end your turn right after the call. /model and /effort are the user's alone."
+        ),
+        Key.DENY_PERSON_ONLY: (
+            "/{name} was not run: only the user sets this session's model or effort. Ask them to type /{name} "
+            "themselves."
+        ),
+        Key.NOT_BUILTIN: "/{name} was not run: it is not one of this session's built-in slash commands.",
     },
     "pt-BR": {
         Key.SKILL_NOTE: (
@@ -248,6 +261,16 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         Key.CONTROL_QUEUED: (
             "{queued} está na fila desta sessão e roda assim que este turno terminar. Encerre o turno agora."
         ),
+        Key.SELF_TOOL_NOTE: (
+            "Roda um dos comandos de barra nativos desta sessão (como /compact) quando o usuário pedir: informe-o "
+            "em `command` (por exemplo `compact`) e os argumentos em `args`. Ele entra na fila e roda assim que "
+            "este turno terminar, então encerre o turno logo após a chamada. /model e /effort são só do usuário."
+        ),
+        Key.DENY_PERSON_ONLY: (
+            "/{name} não foi executado: só o usuário define o modelo ou o esforço desta sessão. Peça que ele "
+            "digite /{name}."
+        ),
+        Key.NOT_BUILTIN: "/{name} não foi executado: não é um dos comandos de barra nativos desta sessão.",
     },
     "zh-CN": {
         Key.SKILL_NOTE: (
@@ -264,6 +287,13 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         ),
         Key.SKILL_QUEUED: "{queued} 已进入队列，将在本轮结束后运行。请现在结束本轮。",
         Key.CONTROL_QUEUED: "{queued} 已在本会话排队，将在本轮结束后运行。请现在结束本轮。",
+        Key.SELF_TOOL_NOTE: (
+            "当用户要求时，运行本会话自带的内置斜杠命令（例如 /compact）：在 `command` 中写命令名（例如 `compact`），"
+            "参数放在 `args` 中。它会进入队列，在本轮结束后运行，所以调用后请立即结束本轮。"
+            "/model 和 /effort 只能由用户设置。"
+        ),
+        Key.DENY_PERSON_ONLY: "/{name} 没有运行：只有用户可以设置本会话的模型或推理强度。请让用户自己输入 /{name}。",
+        Key.NOT_BUILTIN: "/{name} 没有运行：它不是本会话的内置斜杠命令。",
     },
     "es": {
         Key.SKILL_NOTE: (
@@ -286,6 +316,17 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         Key.CONTROL_QUEUED: (
             "{queued} está en cola en esta sesión y se ejecuta en cuanto termine este turno. Termina el turno ahora."
         ),
+        Key.SELF_TOOL_NOTE: (
+            "Ejecuta uno de los comandos de barra integrados de esta sesión (como /compact) cuando el usuario lo "
+            "pida: nómbralo en `command` (por ejemplo `compact`) y pon sus argumentos en `args`. Queda en cola y se "
+            "ejecuta en cuanto termine este turno, así que termina tu turno justo después de la llamada. /model y "
+            "/effort son solo del usuario."
+        ),
+        Key.DENY_PERSON_ONLY: (
+            "/{name} no se ejecutó: solo el usuario ajusta el modelo o el esfuerzo de esta sesión. Pídele que "
+            "escriba /{name}."
+        ),
+        Key.NOT_BUILTIN: "/{name} no se ejecutó: no es uno de los comandos de barra integrados de esta sesión.",
     },
 }
 

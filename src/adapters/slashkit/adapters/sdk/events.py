@@ -1,0 +1,144 @@
+"""What a harness sees while the SDK host runs what it typed: steps starting, their output as it comes, how
+each ended, and how a chain ended, as typed values. Nothing here talks to the SDK."""
+
+from typing import TYPE_CHECKING, Literal
+
+from attrs import frozen
+
+from slashkit.core import texts
+from slashkit.core.chain import Step
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import Message as SdkMessage
+
+# How a chain ended
+
+
+@frozen
+class Ran:
+    """Every step of the chain ran and ended well."""
+
+    total: int
+
+    @property
+    def ok(self) -> bool:
+        return True
+
+    @property
+    def line(self) -> str:
+        """The transcript line: `all 3 command(s) ran`."""
+        return texts.done_text(self.total)
+
+
+@frozen
+class Stopped:
+    """A step did not end well, so the steps after it did not run."""
+
+    step: Step
+    why: str
+    not_run: tuple[Step, ...]
+
+    @property
+    def ok(self) -> bool:
+        return False
+
+    @property
+    def line(self) -> str:
+        """The transcript line: `stopped after /a: <why>; not run: /b`."""
+        return texts.stopped_text(self.step, self.why, self.not_run)
+
+
+@frozen
+class Cancelled:
+    """A prompt, a new chain, `/slash-chain stop` or `off` ended the chain before these steps ran."""
+
+    not_run: tuple[Step, ...]
+
+    @property
+    def ok(self) -> bool:
+        return False
+
+    @property
+    def line(self) -> str:
+        """The transcript line: `cancelled; not run: /b`."""
+        return texts.cancelled_text(self.not_run)
+
+
+ChainOutcome = Ran | Stopped | Cancelled
+
+# Events, in the order they happen
+
+
+@frozen
+class StepStarted:
+    """Step `index` of `total` of a chain starts: its query goes to the session now."""
+
+    index: int
+    total: int
+    step: Step
+
+    @property
+    def line(self) -> str:
+        """The transcript line: `2/3: /test`."""
+        return texts.step_text(self.index, self.total, self.step)
+
+
+@frozen
+class CommandStarted:
+    """A command outside a chain starts: one the harness typed alone, or a built-in the model queued."""
+
+    step: Step
+    queued: bool = False
+
+
+@frozen
+class Output:
+    """Text the running query produced, as it came: a command's output, or the model's text. `index` is the
+    chain step's, 0 outside a chain."""
+
+    index: int
+    text: str
+
+
+StepEnd = Literal["ran", "failed", "answer", "error", "aborted", "refusal", "max_turns", "unknown"]
+
+
+@frozen
+class StepEnded:
+    """The query of step `index` (0 outside a chain) ended. `how` is `ran` (a local command), `failed` (it
+    did not run; `output` says why), or how the model's turn ended (`answer` when it answered). `output` is
+    the command's text or the model's final answer: what a `|` hands on."""
+
+    index: int
+    step: Step
+    how: StepEnd
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        """Tells whether the step ended well (it ran, or its turn ended with an answer)."""
+        return self.how in ("ran", "answer")
+
+
+@frozen
+class ChainEnded:
+    """The chain ended this way; `outcome.line` is its last transcript line."""
+
+    outcome: ChainOutcome
+
+
+@frozen
+class Notice:
+    """A passing notice for the person (a queued built-in that did not run)."""
+
+    text: str
+
+
+@frozen
+class Message:
+    """A message of the SDK's stream, as the SDK typed it, for a harness that shows everything."""
+
+    message: "SdkMessage"
+
+
+Event = StepStarted | CommandStarted | Output | StepEnded | ChainEnded | Notice | Message

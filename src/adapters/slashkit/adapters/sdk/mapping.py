@@ -1,0 +1,280 @@
+"""The one place the SDK host meets the core: the ports it lends the chain session, how a step's query ending
+becomes the core's events, how the core's replies reach the session, and how a chain's end is read from the
+machine. Nothing here imports the SDK; `slashkit.adapters.sdk.session` hands it plain values."""
+
+from collections import deque
+from collections.abc import Callable, Collection
+from typing import Final
+
+from attrs import define, field, frozen
+from returns.result import Failure, Success
+
+from slashkit.adapters.sdk.events import (
+    Cancelled,
+    ChainEnded,
+    ChainOutcome,
+    Event,
+    Notice,
+    Ran,
+    StepEnd,
+    StepStarted,
+    Stopped,
+)
+from slashkit.core import chain_machine as m
+from slashkit.core import texts
+from slashkit.core.chain import Step
+from slashkit.core.chain_session import ChainSession
+from slashkit.core.js_text import js_trim, js_trim_end
+from slashkit.core.ports import RunOutcome, Store
+
+#: The origin of what the harness types. Claude Code names the SDK host's own turn `sdk`; until the core
+#: counts that origin as the person's, `bridge` (the person's input from outside the composer) stands in.
+HARNESS_ORIGIN: Final = "sdk" if "sdk" in m.PERSON else "bridge"
+
+#: How the session's turn ended, by the ResultMessage's `terminal_reason` (measured on claude-agent-sdk 0.2.184
+#: with Claude Code 2.1.328: `aborted_streaming` after `interrupt()`, `api_error` after an HTTP 400 or 500).
+_REASONS: Final = {
+    "completed": "answer",
+    "aborted_streaming": "aborted",
+    "aborted_tools": "aborted",
+    "api_error": "error",
+    "max_turns": "max_turns",
+}
+
+
+def unknown_command_text(name: str) -> str:
+    """The reason a step whose command the session does not know did not run, in Claude Code's words."""
+    return f"Unknown command: /{name}"
+
+
+# How a step's query ended
+
+
+@frozen
+class QueryEnd:
+    """What the SDK said about one query, in plain values: its ResultMessage's fields, the text of the
+    `<synthetic>` assistant message a local command answers with, and whether the model was handed a prompt."""
+
+    is_error: bool
+    num_turns: int
+    result: str
+    terminal_reason: str | None = None
+    stop_reason: str | None = None
+    errors: tuple[str, ...] = ()
+    synthetic: str = ""
+    prompted: bool = False
+
+    @property
+    def model_turn(self) -> bool:
+        """Tells whether the step handed the model a prompt (its hook fired, or the model took a turn)."""
+        return self.prompted or self.num_turns > 0
+
+
+def step_end(end: QueryEnd) -> tuple[StepEnd, str]:
+    """Reads how a step ended and its output (what a `|` hands on) from its query's end."""
+    if end.model_turn:
+        return turn_reason(end), end.result
+    if end.is_error:
+        return "failed", "; ".join(end.errors) or end.result or end.synthetic
+    # measured on Claude Code 2.1.328: a local command's `result` carries its stdout only; what it wrote to
+    # stderr (`/compact` with nothing to compact: `Error: No messages to compact`) reaches the SDK only as the
+    # synthetic assistant text, with `is_error` false. The CLI's own failure mark on that message is internal,
+    # and the SDK's typed messages drop it.
+    if end.synthetic.strip() and end.synthetic.strip() != end.result.strip():
+        return "failed", end.synthetic.strip()
+    return "ran", end.result or end.synthetic
+
+
+def turn_reason(end: QueryEnd) -> StepEnd:
+    """Names how the model's turn ended, in the core's words (`answer` runs the next step)."""
+    if end.stop_reason == "refusal":
+        return "refusal"
+    reason = _REASONS.get(end.terminal_reason or "")
+    if reason == "answer" and end.is_error:
+        return "error"
+    if reason is not None:
+        return reason  # type: ignore[return-value]
+    return "error" if end.is_error else "answer"
+
+
+def report(chains: ChainSession, done: Callable[[RunOutcome], None], how: StepEnd, output: str, text: str) -> None:
+    """Tells the core how a step's query ended: its run resolved or threw, then (for a prompt) its turn."""
+    if how == "failed":
+        done(Failure(output))
+        return
+    if how != "ran" and _waits_on_run(chains):
+        # The model took a turn though no prompt hook fired for it: the step still waits on that turn.
+        chains.handle(m.PromptHanded(text))
+    done(Success(None))
+    if how != "ran":
+        chains.handle(m.TurnEnded(how))
+
+
+def _waits_on_run(chains: ChainSession) -> bool:
+    r = chains.state.running
+    return r is not None and r.wait == "run" and not r.saw_prompt
+
+
+def step_note(prompt: str, reply: m.Reply) -> str | None:
+    """The note the model reads after a chained step's prompt: what the core appended to it, if anything.
+
+    >>> step_note("/b x", m.PromptText("/b x\\n\\n[slash-chain] note"))
+    '[slash-chain] note'
+    >>> step_note("/b x", None) is None
+    True
+    """
+    if not isinstance(reply, m.PromptText):
+        return None
+    return reply.text.removeprefix(js_trim_end(prompt)).lstrip("\n") or None
+
+
+def tool_answer(reply: m.Reply) -> tuple[str, bool]:
+    """The fail tool's answer for the core's reply: its text, and whether it is a refusal."""
+    match reply:
+        case m.ToolAnswered(text):
+            return text, False
+        case m.ToolDenied(text):
+            return text, True
+    return texts.FAIL_NOTHING_WAITS, True
+
+
+# How a chain ended (replaced by the core's typed outcome once it has one)
+
+
+def chain_outcome(before: m.Running | None, event: m.Event, after: m.ChainState) -> ChainOutcome | None:
+    """Infers how the chain that ran before `event` ended, from the machine's state around it; None when no
+    chain ended. Mirrors `chain_machine`'s `_advance`, `_stop` and `_cancel`."""
+    if before is None or (after.running is not None and after.running.chain == before.chain):
+        return None
+    match event:
+        case m.StepFailed(message=message):
+            return Stopped(before.step, texts.thrown_why(message), before.left)
+        case m.TurnEnded(reason=reason) if reason != "answer":
+            return Stopped(before.step, texts.turn_why(reason), before.left)
+        case m.StepRan() if before.turn_ended not in (None, "answer"):
+            return Stopped(before.step, texts.turn_why(str(before.turn_ended)), before.left)
+        case m.FailCalled(reason=reason):
+            return Stopped(before.step, texts.failed_why(js_trim(str(reason))), before.left)
+        case m.StepRan() | m.TurnEnded() | m.PaneClosed():
+            return Ran(before.total)
+    return Cancelled(before.left)
+
+
+def observed(before: m.Running | None, event: m.Event, after: m.ChainState) -> list[tuple[int, Event]]:
+    """The harness events one core event caused, each with the chain it belongs to."""
+    seen: list[tuple[int, Event]] = []
+    outcome = chain_outcome(before, event, after)
+    if outcome is not None and before is not None:
+        seen.append((before.chain, ChainEnded(outcome)))
+    now = after.running
+    if now is not None and (before is None or (before.chain, before.index) != (now.chain, now.index)):
+        seen.append((now.chain, StepStarted(now.index, now.total, now.step)))
+    return seen
+
+
+class ObservedChainSession(ChainSession):
+    """The core's chain session, telling the host what each event it handled did to the chains."""
+
+    def __init__(self, ports: "Ports", seen: Callable[[int, Event], None]) -> None:
+        super().__init__(ports.clock, ports.runner, ports.ui, ports.store)
+        self._seen = seen
+        ports.runner.running = lambda: self.state.running
+
+    def handle(self, event: m.Event) -> m.Reply:
+        before = self.state.running
+        reply = super().handle(event)
+        for chain, made in observed(before, event, self.state):
+            self._seen(chain, made)
+        return reply
+
+
+# Ports
+
+
+@define
+class DrainedClock:
+    """Timers the host fires between queries. The core starts each later step from a timer because Claude
+    Code refuses a command run inside a hook; the SDK host runs queries one after another, so every timer is
+    due once the query before it ended."""
+
+    _due: list[Callable[[], None]] = field(factory=list)
+
+    def after(self, ms: int, fire: Callable[[], None]) -> None:
+        self._due.append(fire)
+
+    def fire_due(self) -> None:
+        """Fires every timer, including ones those timers start."""
+        while self._due:
+            self._due.pop(0)()
+
+
+@frozen
+class RunRequest:
+    """A step the core asked to run: its chain and index, the command, and the function to report its end."""
+
+    chain: int
+    index: int
+    step: Step
+    done: Callable[[RunOutcome], None]
+
+
+@define
+class QueuedRunner:
+    """Takes the core's runs as requests the host's driver sends as queries, one at a time."""
+
+    builtin_names: Collection[str] = ()
+    requests: deque[RunRequest] = field(factory=deque)
+    running: Callable[[], m.Running | None] = lambda: None
+
+    def run(self, command: str, args: str, done: Callable[[RunOutcome], None]) -> None:
+        r = self.running()
+        chain, index = (r.chain, r.index) if r is not None else (0, 0)
+        self.requests.append(RunRequest(chain, index, Step(command, args), done))
+
+    def builtins(self) -> Collection[str]:
+        return self.builtin_names
+
+    def take(self, chain: int) -> RunRequest | None:
+        """The next run of this chain, if one waits; runs of chains that ended are dropped."""
+        while self.requests:
+            request = self.requests.popleft()
+            if request.chain == chain:
+                return request
+        return None
+
+
+@define
+class NoticeLog:
+    """Keeps the transcript lines; hands toasts to the harness as notices."""
+
+    notice: Callable[[Notice], None]
+    lines: list[str] = field(factory=list)
+
+    def log(self, text: str) -> None:
+        self.lines.append(text)
+
+    def toast(self, text: str) -> None:
+        self.notice(Notice(text))
+
+
+@define
+class SessionStore:
+    """The on/off setting of one SDK session (a harness that shares it across sessions passes its own Store)."""
+
+    data: dict[str, object] = field(factory=dict)
+
+    def get(self, key: str) -> object:
+        return self.data.get(key)
+
+    def set(self, key: str, value: object) -> None:
+        self.data[key] = value
+
+
+@define
+class Ports:
+    """The ports one SDK session lends the core."""
+
+    clock: DrainedClock
+    runner: QueuedRunner
+    ui: NoticeLog
+    store: Store

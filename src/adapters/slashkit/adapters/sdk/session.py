@@ -1,0 +1,405 @@
+"""The in-process host on the Claude Agent SDK: a `ClaudeSDKClient` session whose typed slash chains run one
+query a step, with the fail tool and the step note in-process, and (when turned on) a tool the model calls to
+run one of the session's built-ins. The core decides everything; `slashkit.adapters.sdk.mapping` translates."""
+
+import asyncio
+import dataclasses
+from collections import deque
+from collections.abc import AsyncIterator, Collection, Mapping
+from typing import Any, Final, cast
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    HookMatcher,
+    McpSdkServerConfig,
+    ResultMessage,
+    TextBlock,
+    create_sdk_mcp_server,
+    tool,
+)
+from returns.result import Failure, Success
+
+from slashkit.adapters.sdk.events import (
+    CommandStarted,
+    Event,
+    Message,
+    Notice,
+    Output,
+    StepEnded,
+)
+from slashkit.adapters.sdk.mapping import (
+    HARNESS_ORIGIN,
+    DrainedClock,
+    NoticeLog,
+    ObservedChainSession,
+    Ports,
+    QueryEnd,
+    QueuedRunner,
+    RunRequest,
+    SessionStore,
+    report,
+    step_end,
+    step_note,
+    tool_answer,
+    unknown_command_text,
+)
+from slashkit.core import chain_machine as m
+from slashkit.core import self_command as sc
+from slashkit.core import texts
+from slashkit.core.chain import Step, holds_chain
+from slashkit.core.ports import Store
+from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
+
+#: The in-process server and tool the model calls to run one of the session's built-ins.
+SELF_SERVER: Final = "self-command"
+SELF_TOOL: Final = "run"
+SELF_TOOL_ID: Final = f"mcp__{SELF_SERVER}__{SELF_TOOL}"
+SELF_SCHEMA: Final[Mapping[str, object]] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The built-in's name, without the slash: compact."},
+        "args": {"type": "string", "description": "Its arguments, if any."},
+    },
+    "required": ["command"],
+}
+#: The model a local command's answer carries (measured on Claude Code 2.1.328).
+SYNTHETIC: Final = "<synthetic>"
+
+
+class SlashSession:
+    """A Claude Agent SDK session that runs what the harness types the way a person's Claude Code would, plus
+    slash chains: `async for event in session.run("/review && /test")`.
+
+    Pass your own `ClaudeAgentOptions`, or a `ClaudeSDKClient` that is not connected yet (slashkit adds its
+    tools and hooks to its options and connects it). `self_commands=True` offers the model a tool to run one
+    of the session's built-ins (such as /compact) when the user asks; `language` picks its texts (en, pt-BR,
+    zh-CN, es). Iterate each `run` to its end: the session sends one query at a time.
+    """
+
+    def __init__(
+        self,
+        options: ClaudeAgentOptions | None = None,
+        *,
+        client: ClaudeSDKClient | None = None,
+        self_commands: bool = False,
+        language: str | None = None,
+        store: Store | None = None,
+    ) -> None:
+        self._buffers: dict[int, list[Event]] = {}
+        self._loose: list[Event] = []
+        self._ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(self._loose.append), store or SessionStore())
+        self.chains = ObservedChainSession(self._ports, self._seen)
+        self._self_commands = self_commands
+        self._lich = sc.Lich(session_id="", lang=texts.language(language))
+        self._queued: deque[sc.Request] = deque()
+        self._lock = asyncio.Lock()
+        self._in_flight: str | None = None
+        self._is_step = False
+        self._prompted = False
+        self._reported_failed = False
+        self._known: frozenset[str] | None = None
+        base = client.options if client is not None else (options or ClaudeAgentOptions())
+        amended = self._amend(base)
+        if client is None:
+            client = ClaudeSDKClient(amended)
+        else:
+            client.options = amended
+        self.client = client
+
+    # Lifecycle
+
+    async def __aenter__(self) -> "SlashSession":
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.disconnect()
+
+    async def connect(self) -> None:
+        """Starts the session and reads its command list, against which every step is checked before it runs."""
+        await self.client.connect()
+        known, builtins = command_names(await self.client.get_server_info())
+        self._known = known
+        self._ports.runner.builtin_names = builtins
+
+    async def disconnect(self) -> None:
+        """Ends the session."""
+        await self.client.disconnect()
+
+    # What the harness types
+
+    async def run(self, text: str) -> AsyncIterator[Event]:
+        """Types `text` as the person would and yields what happens until it is over: a chain's steps and how
+        it ended, a single command's output, or the model's answer to a prompt.
+
+        Anything but a chain (a prompt, a command alone) cancels a running chain first, as the person's own
+        prompt does; a new chain cancels it too, then starts.
+        """
+        command, _, args = text.removeprefix("/").partition(" ")
+        if text.startswith("/") and command == CHAIN_COMMAND:
+            for event in self._answer(Step(command, args), self.chains.chain_command(args)):
+                yield event
+            return
+        chained = text.startswith("/") and holds_chain(args)
+        typed = self.chains.command_typed(command, args, HARNESS_ORIGIN) if chained else None
+        if typed is None:
+            self.chains.handle(m.PromptSubmitted(text, HARNESS_ORIGIN))
+            async for event in self._alone(text):
+                yield event
+            return
+        done = self.chains.reporter(typed.chain, typed.index)
+        first = RunRequest(typed.chain, typed.index, Step(command, typed.args), done)
+        async for event in self._chain(first):
+            yield event
+
+    def status(self) -> str:
+        """`/slash-chain`: `on · no chain runs`, or the running step and what it waits for."""
+        return self.chains.chain_command("")
+
+    def stop(self) -> str:
+        """`/slash-chain stop`: cancels the running chain once its step's query ended."""
+        return self.chains.chain_command("stop")
+
+    def on(self) -> str:
+        """`/slash-chain on`: typed chains run step after step."""
+        return self.chains.chain_command("on")
+
+    def off(self) -> str:
+        """`/slash-chain off`: a chain typed from now on runs as typed, one command; a running one is cancelled."""
+        return self.chains.chain_command("off")
+
+    async def interrupt(self) -> None:
+        """Interrupts the model's turn: a chain whose step it was stops (its turn ended with `aborted`)."""
+        await self.client.interrupt()
+
+    # Drivers
+
+    async def _chain(self, request: RunRequest | None) -> AsyncIterator[Event]:
+        chain = request.chain if request is not None else 0
+        while request is not None:
+            for event in self._flush(chain):
+                yield event
+            async for event in self._step(request):
+                yield event
+            self._ports.clock.fire_due()
+            request = self._ports.runner.take(chain)
+        for event in self._flush(chain):
+            yield event
+
+    async def _step(self, request: RunRequest) -> AsyncIterator[Event]:
+        step, index = request.step, request.index
+        if step.command == CHAIN_COMMAND:
+            for event in self._answer(step, self.chains.chain_command(step.args), index):
+                yield event
+            request.done(Success(None))
+            return
+        if self._known is not None and step.command not in self._known:
+            # measured on Claude Code 2.1.328: the SDK session hands an unknown command to the model as text
+            why = unknown_command_text(step.command)
+            yield StepEnded(index, step, "failed", why)
+            request.done(Failure(why))
+            return
+        end = QueryEnd(is_error=True, num_turns=0, result="")
+        async for item in self._query(step.name, index, is_step=True):
+            if isinstance(item, QueryEnd):
+                end = item
+            else:
+                yield item
+        how, output = step_end(end)
+        # A step the model reported with the fail tool has already stopped the chain; the core ignores the rest.
+        yield StepEnded(index, step, "failed" if self._reported_failed else how, output)
+        report(self.chains, request.done, how, output, step.name)
+        async for event in self._run_queued():
+            yield event
+
+    async def _alone(self, text: str) -> AsyncIterator[Event]:
+        command, _, args = text.removeprefix("/").partition(" ")
+        step = Step(command, args) if text.startswith("/") else Step("", text)
+        if text.startswith("/"):
+            yield CommandStarted(step)
+        end = QueryEnd(is_error=True, num_turns=0, result="")
+        async for item in self._query(text, 0, is_step=False):
+            if isinstance(item, QueryEnd):
+                end = item
+            else:
+                yield item
+        how, output = step_end(end)
+        yield StepEnded(0, step, how, output)
+        for event in self._flush(0):
+            yield event
+        async for event in self._run_queued():
+            yield event
+
+    async def _run_queued(self) -> AsyncIterator[Event]:
+        """Runs the built-ins the model queued during the turn that just ended, each as the next query."""
+        while self._queued:
+            asked = self._queued.popleft()
+            step = Step(asked.name, asked.args)
+            yield CommandStarted(step, queued=True)
+            end = QueryEnd(is_error=True, num_turns=0, result="")
+            async for item in self._query(step.name, 0, is_step=False):
+                if isinstance(item, QueryEnd):
+                    end = item
+                else:
+                    yield item
+            how, output = step_end(end)
+            yield StepEnded(0, step, how, output)
+            if how == "failed":
+                # A queued command has no turn left to answer, so its failure is a notice.
+                yield Notice(texts.queued_failed_toast(asked.name, output))
+
+    async def _query(self, text: str, index: int, *, is_step: bool) -> AsyncIterator[Event | QueryEnd]:
+        """Sends one query and yields its messages and output until its ResultMessage, then how it ended."""
+        async with self._lock:
+            self._in_flight, self._is_step = text, is_step
+            self._prompted = self._reported_failed = False
+            synthetic: list[str] = []
+            await self.client.query(text)
+            async for message in self.client.receive_response():
+                yield Message(message)
+                if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                    words = [block.text for block in message.content if isinstance(block, TextBlock)]
+                    if message.model == SYNTHETIC:
+                        synthetic += words
+                    for word in words:
+                        yield Output(index, word)
+                if isinstance(message, ResultMessage):
+                    yield query_end(message, "\n".join(synthetic), self._prompted)
+            self._in_flight = None
+
+    def _answer(self, step: Step, text: str, index: int = 0) -> list[Event]:
+        return [Output(index, text), StepEnded(index, step, "ran", text), *self._flush(0)]
+
+    # What the core said, per chain
+
+    def _seen(self, chain: int, event: Event) -> None:
+        self._buffers.setdefault(chain, []).append(event)
+
+    def _flush(self, chain: int) -> list[Event]:
+        events = [*self._loose, *self._buffers.pop(chain, [])]
+        self._loose.clear()
+        return events
+
+    # Hooks and tools: the SDK calls these on the session's event loop
+
+    async def _prompt_submitted(
+        self, hook_input: HookInput, _tool_use_id: str | None, _ctx: HookContext
+    ) -> HookJSONOutput:
+        prompt = cast(dict[str, Any], hook_input).get("prompt")
+        if not isinstance(prompt, str):
+            return {}
+        if prompt != self._in_flight:
+            # A prompt that did not come through `run` (the harness's own client.query): the person's.
+            self.chains.handle(m.PromptSubmitted(prompt, HARNESS_ORIGIN))
+            return {}
+        self._prompted = True
+        if not self._is_step:
+            return {}
+        note = step_note(prompt, self.chains.handle(m.PromptHanded(prompt)))
+        if note is None:
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": note}}
+
+    async def _fail_from_subagent(
+        self, hook_input: HookInput, _tool_use_id: str | None, _ctx: HookContext
+    ) -> HookJSONOutput:
+        raw = cast(dict[str, Any], hook_input)
+        agent = raw.get("agent_id")
+        if not isinstance(agent, str):
+            return {}
+        tool_input = raw.get("tool_input")
+        reason = tool_input.get("reason") if isinstance(tool_input, dict) else None
+        text, _ = tool_answer(self.chains.handle(m.FailCalled(reason, agent)))
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": text,
+            }
+        }
+
+    async def _fail(self, args: dict[str, Any]) -> dict[str, Any]:
+        text, refused = tool_answer(self.chains.handle(m.FailCalled(args.get("reason"), None)))
+        self._reported_failed = self._reported_failed or not refused
+        return {"content": [{"type": "text", "text": text}], "is_error": refused}
+
+    async def _run_builtin(self, args: dict[str, Any]) -> dict[str, Any]:
+        name = args.get("command")
+        asked = sc.request(name if isinstance(name, str) else "", args.get("args"))
+        lang = self._lich.lang
+        match sc.decide(self._lich, asked, self._ports.runner.builtins()):
+            case sc.Deny():
+                text, refused = texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.name), True
+            case sc.Queue():
+                self._queued.append(asked)
+                text, refused = texts.text(lang, Key.SKILL_QUEUED, queued=asked.label), False
+            case _:
+                text, refused = texts.text(lang, Key.NOT_BUILTIN, name=asked.name), True
+        return {"content": [{"type": "text", "text": text}], "is_error": refused}
+
+    def _amend(self, options: ClaudeAgentOptions) -> ClaudeAgentOptions:
+        """The harness's options plus slashkit's in-process tools (allowed, always loaded) and hooks."""
+        servers: dict[str, McpSdkServerConfig] = {
+            CHAIN_COMMAND: create_sdk_mcp_server(
+                CHAIN_COMMAND, tools=[tool(FAIL_TOOL, texts.FAIL_DESCRIPTION, dict(texts.FAIL_SCHEMA))(self._fail)]
+            )
+        }
+        allowed = [FAIL_TOOL_ID]
+        if self._self_commands:
+            described = texts.text(self._lich.lang, Key.SELF_TOOL_NOTE)
+            servers[SELF_SERVER] = create_sdk_mcp_server(
+                SELF_SERVER, tools=[tool(SELF_TOOL, described, dict(SELF_SCHEMA))(self._run_builtin)]
+            )
+            allowed.append(SELF_TOOL_ID)
+        if not isinstance(options.mcp_servers, dict):
+            raise TypeError("slashkit adds its in-process tools to mcp_servers, so pass them as a dict, not a path")
+        # Kept out of tool search, or the model never sees them (measured on Claude Code 2.1.328).
+        loaded = {name: cast(McpSdkServerConfig, {**config, "alwaysLoad": True}) for name, config in servers.items()}
+        hooks = {key: list(value) for key, value in (options.hooks or {}).items()}
+        hooks.setdefault("UserPromptSubmit", []).append(HookMatcher(hooks=[self._prompt_submitted]))
+        hooks.setdefault("PreToolUse", []).append(HookMatcher(matcher=FAIL_TOOL_ID, hooks=[self._fail_from_subagent]))
+        return dataclasses.replace(
+            options,
+            mcp_servers={**options.mcp_servers, **loaded},
+            allowed_tools=[*options.allowed_tools, *allowed],
+            hooks=hooks,
+        )
+
+
+def query_end(result: ResultMessage, synthetic: str, prompted: bool) -> QueryEnd:
+    """The plain values of a query's ResultMessage the mapping reads."""
+    return QueryEnd(
+        is_error=result.is_error,
+        num_turns=result.num_turns,
+        result=result.result or "",
+        terminal_reason=result.terminal_reason,
+        stop_reason=result.stop_reason,
+        errors=tuple(result.errors) if result.errors else (),
+        synthetic=synthetic,
+        prompted=prompted,
+    )
+
+
+def command_names(info: Mapping[str, Any] | None) -> tuple[frozenset[str] | None, Collection[str]]:
+    """The names the session knows (with aliases and `/slash-chain`), and its built-ins, from
+    `get_server_info()`; None when it listed no commands, so no step is refused for being unknown."""
+    commands = info.get("commands") if info is not None else None
+    if not isinstance(commands, list):
+        return None, frozenset()
+    known: set[str] = {CHAIN_COMMAND}
+    builtins: set[str] = set()
+    for command in commands:
+        if not isinstance(command, dict) or not isinstance(command.get("name"), str):
+            continue
+        aliases = command.get("aliases")
+        names = {command["name"], *(a for a in aliases if isinstance(a, str))} if isinstance(aliases, list) else set()
+        names.add(command["name"])
+        known |= names
+        if command.get("builtin") is True:
+            builtins |= names
+    return frozenset(known), frozenset(builtins)

@@ -1,0 +1,210 @@
+"""`slashkit run` on the SDK host: one session, the chain typed into it, each event printed as it comes (text
+or JSON lines), a progress line on a terminal's stderr while a step waits, and the exit status."""
+
+import asyncio
+import itertools
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal, TextIO
+
+from attrs import frozen
+from cattrs.preconf.json import make_converter
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError
+
+from slashkit.adapters.sdk.events import (
+    Cancelled,
+    ChainEnded,
+    CommandStarted,
+    Event,
+    Message,
+    Notice,
+    Output,
+    Ran,
+    StepEnded,
+    StepStarted,
+    Stopped,
+)
+from slashkit.adapters.sdk.session import SlashSession
+
+Ended = Literal["ran", "single", "stopped", "cancelled", "exited", "timeout"]
+EXIT: Final[Mapping[Ended, int]] = {"ran": 0, "single": 0, "stopped": 1, "cancelled": 1, "exited": 4, "timeout": 4}
+
+_CONVERTER: Final = make_converter()
+#: How long a step runs before the progress line shows: a local command takes 10-50 ms (measured on Claude
+#: Code 2.1.328 through the SDK), so a step still running after this waits on the model.
+_PROGRESS_AFTER: Final = 0.3
+_SPINNER: Final = "|/-\\"
+
+
+@frozen
+class Settings:
+    """What `slashkit run` was asked for."""
+
+    chain: str
+    cwd: Path
+    claude: str
+    timeout: float
+    json: bool = False
+    model: str | None = None
+    permission_mode: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    claude_args: tuple[str, ...] = ()
+
+
+def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Runs the chain in a new session and prints it; returns the exit status."""
+    return asyncio.run(_run(settings, out, err))
+
+
+async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
+    printer = Printer(out, err, settings.json)
+    try:
+        ended = await asyncio.wait_for(_play(settings, printer), timeout=settings.timeout)
+    except TimeoutError:
+        ended = "timeout"
+        printer.problem(f"no end after {settings.timeout:g} s")
+    except ClaudeSDKError as error:
+        ended = "exited"
+        printer.problem(f"Claude Code ended first: {_first_line(str(error))}")
+    finally:
+        printer.progress_done()
+    printer.outcome(ended)
+    return EXIT[ended]
+
+
+async def _play(settings: Settings, printer: "Printer") -> Ended:
+    ended: Ended = "single"
+    async with SlashSession(options(settings)) as session:
+        async for event in session.run(settings.chain):
+            printer.show(event)
+            if isinstance(event, ChainEnded):
+                ended = _ended(event)
+    return ended
+
+
+def options(settings: Settings) -> ClaudeAgentOptions:
+    """The session's options: the pinned CLI, the project folder, and the Claude options passed through."""
+    return ClaudeAgentOptions(
+        cwd=str(settings.cwd),
+        cli_path=settings.claude,
+        model=settings.model,
+        permission_mode=settings.permission_mode,  # type: ignore[arg-type]
+        allowed_tools=list(settings.allowed_tools),
+        extra_args=extra_args(settings.claude_args),
+        stderr=lambda _: None,
+    )
+
+
+def extra_args(given: Sequence[str]) -> dict[str, str | None]:
+    """Claude Code options given after `--`, as the SDK takes them: `--flag value`, `--flag=value`, `--flag`.
+
+    >>> extra_args(["--max-turns", "3", "--verbose", "--add-dir=/x"])
+    {'max-turns': '3', 'verbose': None, 'add-dir': '/x'}
+    """
+    found: dict[str, str | None] = {}
+    words = list(given)
+    while words:
+        word = words.pop(0)
+        if not word.startswith("--") or word == "--":
+            continue
+        name, has_value, value = word[2:].partition("=")
+        if not has_value and words and not words[0].startswith("--"):
+            value, has_value = words.pop(0), "="
+        found[name] = value if has_value else None
+    return found
+
+
+def _ended(event: ChainEnded) -> Ended:
+    match event.outcome:
+        case Ran():
+            return "ran"
+        case Stopped():
+            return "stopped"
+        case Cancelled():
+            return "cancelled"
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:300]
+
+
+class Printer:
+    """Prints events as a person reads them (each step's line, then its output) or as JSON lines."""
+
+    def __init__(self, out: TextIO, err: TextIO, as_json: bool) -> None:
+        self._out = out
+        self._err = err
+        self._json = as_json
+        self._progress: asyncio.Task[None] | None = None
+
+    def show(self, event: Event) -> None:
+        """Prints one event; a step or command that starts gets a progress line on a terminal's stderr."""
+        if isinstance(event, Message):
+            return
+        self.progress_done()
+        if self._json:
+            self._line(json.dumps(json_of(event), ensure_ascii=False))
+        else:
+            self._text(event)
+        if isinstance(event, StepStarted | CommandStarted) and self._err.isatty():
+            self._progress = asyncio.create_task(self._spin(event.step.name))
+
+    def outcome(self, ended: Ended) -> None:
+        """The last JSON line: how the run ended, and the exit status."""
+        if self._json:
+            self._line(json.dumps({"event": "outcome", "outcome": ended, "exit": EXIT[ended]}))
+
+    def problem(self, text: str) -> None:
+        print(f"slashkit: {text}", file=self._err, flush=True)
+
+    def progress_done(self) -> None:
+        if self._progress is None:
+            return
+        self._progress.cancel()
+        self._progress = None
+        self._err.write("\r\x1b[K")
+        self._err.flush()
+
+    def _text(self, event: Event) -> None:
+        match event:
+            case StepStarted():
+                self._line(event.line)
+            case Output(text=text):
+                self._line(text)
+            case ChainEnded(outcome):
+                self._line(outcome.line)
+            case Notice(text):
+                self.problem(text)
+
+    def _line(self, text: str) -> None:
+        print(text, file=self._out, flush=True)
+
+    async def _spin(self, name: str) -> None:
+        started = time.monotonic()
+        await asyncio.sleep(_PROGRESS_AFTER)
+        for mark in itertools.cycle(_SPINNER):
+            self._err.write(f"\r{mark} {name}: waiting on the model ({time.monotonic() - started:.0f} s)")
+            self._err.flush()
+            await asyncio.sleep(0.1)
+
+
+def json_of(event: Event) -> dict[str, Any]:
+    """One event as a JSON object: `event` names it (`step_started`, `output`, `step_ended`, ...)."""
+    name = "".join(f"_{c.lower()}" if c.isupper() else c for c in type(event).__name__).lstrip("_")
+    data: dict[str, Any] = {"event": name, **_CONVERTER.unstructure(event)}
+    match event:
+        case StepStarted():
+            data["line"] = event.line
+        case StepEnded():
+            data["ok"] = event.ok
+        case ChainEnded(outcome):
+            data["outcome"] = {
+                "kind": type(outcome).__name__.lower(),
+                "ok": outcome.ok,
+                "line": outcome.line,
+                **data["outcome"],
+            }
+    return data

@@ -1,0 +1,71 @@
+"""`slashkit run`'s printing on the SDK host, without a session: options after `--`, JSON lines, the progress
+line that shows on a terminal only."""
+
+import asyncio
+import io
+import json
+
+import pytest
+
+from slashkit.adapters.sdk import ChainEnded, Output, Ran, StepEnded, StepStarted, Stopped
+from slashkit.adapters.sdk.terminal import Printer, extra_args, json_of
+from slashkit.core.chain import Step
+
+
+@pytest.mark.parametrize(
+    ("given", "found"),
+    [
+        (["--max-turns", "3"], {"max-turns": "3"}),
+        (["--verbose"], {"verbose": None}),
+        (["--add-dir=/x", "--verbose", "--max-turns", "2"], {"add-dir": "/x", "verbose": None, "max-turns": "2"}),
+        (["stray", "--", "--a="], {"a": ""}),
+    ],
+)
+def test_claude_options_after_the_double_dash_reach_the_sdk(given: list[str], found: dict[str, str | None]) -> None:
+    assert extra_args(given) == found
+
+
+def test_each_event_is_one_json_object_named_after_it() -> None:
+    assert json_of(Output(2, "hi")) == {"event": "output", "index": 2, "text": "hi"}
+    assert json_of(StepStarted(1, 2, Step("a", "x")))["line"] == "1/2: /a x"
+    assert json_of(StepEnded(1, Step("a", ""), "error", "API Error"))["ok"] is False
+    stopped = json_of(ChainEnded(Stopped(Step("a", ""), "it failed: x", (Step("b", ""),))))
+    assert stopped == {
+        "event": "chain_ended",
+        "outcome": {
+            "kind": "stopped",
+            "ok": False,
+            "line": "stopped after /a: it failed: x; not run: /b",
+            "step": {"command": "a", "args": ""},
+            "why": "it failed: x",
+            "not_run": [{"command": "b", "args": ""}],
+        },
+    }
+    json.dumps(json_of(ChainEnded(Ran(2))))
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def shown_on(err: io.StringIO, wait: float) -> str:
+    async def main() -> None:
+        printer = Printer(io.StringIO(), err, as_json=False)
+        printer.show(StepStarted(1, 2, Step("greet", "Bob")))
+        await asyncio.sleep(wait)
+        printer.show(Output(1, "Hello Bob!"))
+
+    asyncio.run(main())
+    return err.getvalue()
+
+
+def test_a_step_that_waits_shows_progress_on_a_terminal_and_clears_it() -> None:
+    shown = shown_on(Terminal(), 0.6)
+    assert "/greet Bob: waiting on the model" in shown
+    assert shown.endswith("\r\x1b[K")
+
+
+def test_no_progress_when_stderr_is_no_terminal_or_the_step_is_quick() -> None:
+    assert shown_on(io.StringIO(), 0.6) == ""
+    assert "waiting" not in shown_on(Terminal(), 0.05)

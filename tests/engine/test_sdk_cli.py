@@ -1,0 +1,101 @@
+"""`slashkit run` on the SDK host as a person runs it: the real Claude Code 2.1.328, offline, a scripted model."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.claude_cli import Isolation, claude_path, cli_available, isolated_env
+from tests.support.model_server import ModelServer, text
+from tests.support.sdk_session import project
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(not cli_available(), reason="the pinned Claude Code CLI is not installed (scripts/setup.sh)"),
+]
+
+
+def slashkit_run(tmp: Path, model: ModelServer, *args: str) -> subprocess.CompletedProcess[str]:
+    iso = Isolation.create(tmp)
+    env = {**isolated_env(iso, model.url), "SLASHKIT_CLAUDE": str(claude_path())}
+    command = [sys.executable, "-m", "slashkit.adapters.cli", "run", "--cwd", str(project(iso.root)), *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_run_prints_each_steps_line_then_its_output_and_exits_by_how_the_chain_ended(tmp_path: Path) -> None:
+    with ModelServer() as model:
+        ran = slashkit_run(tmp_path, model, "/cost && /context && /usage")
+        stopped = slashkit_run(tmp_path, model, "/context && /nosuch && /usage")
+    shown = ran.stdout.splitlines()
+    assert ran.returncode == 0, ran.stderr
+    steps = [shown.index(line) for line in ("1/3: /cost", "2/3: /context", "3/3: /usage", "all 3 command(s) ran")]
+    assert steps == sorted(steps) and steps[-1] == len(shown) - 1
+    assert shown[steps[0] + 1].startswith("Estimated cost:") and shown[steps[1] + 1] == "## Context Usage"
+    assert stopped.returncode == 1
+    assert (
+        stopped.stdout.splitlines()[-1] == "stopped after /nosuch: it failed: Unknown command: /nosuch; not run: /usage"
+    )
+    assert "waiting on the model" not in ran.stderr  # stderr is no terminal here
+
+
+def test_run_shows_the_models_answers_and_passes_claude_options_through(tmp_path: Path) -> None:
+    with ModelServer([text("Hello Bob!"), text("Hi Carol!")]) as model:
+        ran = slashkit_run(
+            tmp_path, model, "/greet Bob && /greet Carol", "--model", "claude-scripted-9", "--", "--max-turns", "3"
+        )
+        asked = [r.body.get("model") if r.body else None for r in model.main_requests]
+    assert (ran.returncode, ran.stdout.splitlines()) == (
+        0,
+        ["1/2: /greet Bob", "Hello Bob!", "2/2: /greet Carol", "Hi Carol!", "all 2 command(s) ran"],
+    ), ran.stderr
+    assert asked == ["claude-scripted-9", "claude-scripted-9"]
+
+
+def test_run_json_prints_one_object_per_event_and_the_outcome_last(tmp_path: Path) -> None:
+    with ModelServer([text("Hello Bob!")]) as model:
+        ran = slashkit_run(tmp_path, model, "/greet Bob && /nosuch", "--json")
+    objects = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert ran.returncode == 1
+    assert [o["event"] for o in objects] == [
+        "step_started",
+        "output",
+        "step_ended",
+        "step_started",
+        "step_ended",
+        "chain_ended",
+        "outcome",
+    ]
+    assert objects[0] == {
+        "event": "step_started",
+        "index": 1,
+        "total": 2,
+        "step": {"command": "greet", "args": "Bob"},
+        "line": "1/2: /greet Bob",
+    }
+    assert objects[2]["output"] == "Hello Bob!" and objects[2]["ok"] is True
+    assert objects[5]["outcome"]["kind"] == "stopped"
+    assert objects[-1] == {"event": "outcome", "outcome": "stopped", "exit": 1}
+
+
+def test_run_says_when_claude_code_cannot_start(tmp_path: Path) -> None:
+    iso = Isolation.create(tmp_path)
+    broken = tmp_path / "claude"
+    broken.write_text("#!/bin/sh\nexit 7\n")
+    broken.chmod(0o755)
+    env = isolated_env(iso, "http://127.0.0.1:9")
+    command = [
+        sys.executable,
+        "-m",
+        "slashkit.adapters.cli",
+        "run",
+        "/cost && /usage",
+        "--claude",
+        str(broken),
+        "--json",
+    ]
+    ran = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert ran.returncode == 4, ran.stderr
+    assert "slashkit: Claude Code ended first" in ran.stderr
+    assert json.loads(ran.stdout.splitlines()[-1]) == {"event": "outcome", "outcome": "exited", "exit": 4}

@@ -1,0 +1,262 @@
+"""The SDK host's mapping between the SDK's values and the core's events, with plain values and the real core:
+how a query's end reads, what the core is told, and how a chain's end is read from the machine."""
+
+from typing import Any
+
+import pytest
+from returns.result import Failure, Success
+
+from slashkit.adapters.sdk import Cancelled, ChainEnded, Ran, StepStarted, Stopped
+from slashkit.adapters.sdk.mapping import (
+    DrainedClock,
+    NoticeLog,
+    ObservedChainSession,
+    Ports,
+    QueryEnd,
+    QueuedRunner,
+    SessionStore,
+    chain_outcome,
+    report,
+    step_end,
+    step_note,
+    tool_answer,
+)
+from slashkit.adapters.sdk.session import command_names
+from slashkit.core import chain_machine as m
+from slashkit.core import texts
+from slashkit.core.chain import Step
+from slashkit.core.ports import RunOutcome
+
+B, C = Step("b", ""), Step("c", "")
+
+
+class TestStepEnd:
+    """How a step's query ended, read from its ResultMessage (values measured on Claude Code 2.1.328)."""
+
+    def test_a_local_command_ran_and_its_output_is_its_result(self) -> None:
+        assert step_end(QueryEnd(False, 0, "Estimated cost: $0", synthetic="Estimated cost: $0")) == (
+            "ran",
+            "Estimated cost: $0",
+        )
+
+    def test_a_local_command_whose_text_is_not_its_result_failed(self) -> None:
+        """`/compact` with nothing to compact: its stderr is the synthetic text, the result is empty."""
+        end = QueryEnd(False, 0, "", synthetic="Error: No messages to compact")
+        assert step_end(end) == ("failed", "Error: No messages to compact")
+
+    def test_a_local_command_with_no_output_ran(self) -> None:
+        assert step_end(QueryEnd(False, 0, "")) == ("ran", "")
+
+    def test_an_answered_prompt_hands_on_the_final_answer(self) -> None:
+        end = QueryEnd(False, 1, "Hello Bob!", terminal_reason="completed", stop_reason="end_turn", prompted=True)
+        assert step_end(end) == ("answer", "Hello Bob!")
+
+    @pytest.mark.parametrize(
+        ("end", "how"),
+        [
+            (QueryEnd(True, 1, "API Error: 500", terminal_reason="api_error"), "error"),
+            (QueryEnd(True, 1, "", terminal_reason="aborted_streaming"), "aborted"),
+            (QueryEnd(True, 1, "", terminal_reason="aborted_tools"), "aborted"),
+            (QueryEnd(True, 3, "", terminal_reason="max_turns"), "max_turns"),
+            (QueryEnd(False, 1, "", stop_reason="refusal"), "refusal"),
+            (QueryEnd(True, 1, "", terminal_reason="completed"), "error"),
+            (QueryEnd(True, 1, "", terminal_reason="something new"), "error"),
+            (QueryEnd(False, 1, "ok", terminal_reason=None), "answer"),
+        ],
+    )
+    def test_a_turn_that_did_not_answer_names_why(self, end: QueryEnd, how: str) -> None:
+        assert step_end(end)[0] == how
+
+    def test_a_prompt_whose_hook_fired_is_a_turn_even_with_no_turn_counted(self) -> None:
+        assert step_end(QueryEnd(True, 0, "", terminal_reason="aborted_streaming", prompted=True))[0] == "aborted"
+
+    def test_a_local_command_stopped_before_it_ran_failed_with_the_sessions_words(self) -> None:
+        end = QueryEnd(True, 0, "", terminal_reason="aborted_streaming", errors=("prompt_check: stopped",))
+        assert step_end(end) == ("failed", "prompt_check: stopped")
+
+
+class TestNote:
+    def test_the_note_is_what_the_core_appended(self) -> None:
+        r = m.on_event(m.ChainState(), m.ChainTyped("a", "x && /b && /c", "bridge", True)).state
+        reply = m.on_event(r, m.PromptHanded("/a x")).reply
+        assert step_note("/a x", reply) == texts.fail_note(1, 3, (B, C))
+
+    def test_no_reply_no_note(self) -> None:
+        assert step_note("/a x", None) is None
+        assert step_note("/a x", m.PromptText("/a x")) is None
+
+
+def test_the_fail_tool_answers_with_the_cores_text() -> None:
+    assert tool_answer(m.ToolAnswered(texts.FAIL_STOPPED)) == (texts.FAIL_STOPPED, False)
+    assert tool_answer(m.ToolDenied(texts.FAIL_NEEDS_REASON)) == (texts.FAIL_NEEDS_REASON, True)
+    assert tool_answer(None) == (texts.FAIL_NOTHING_WAITS, True)
+
+
+# The chain session the host drives, with the host's own ports
+
+
+def session() -> tuple[ObservedChainSession, list[tuple[int, object]], Ports]:
+    seen: list[tuple[int, object]] = []
+    ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(lambda n: seen.append((0, n))), SessionStore())
+    return ObservedChainSession(ports, lambda chain, e: seen.append((chain, e))), seen, ports
+
+
+def typed(chains: ObservedChainSession, text: str = "x && /b && /c") -> m.RunTyped:
+    started = chains.command_typed("a", text, "bridge")
+    assert started is not None
+    return started
+
+
+def test_a_chain_of_local_steps_runs_through_the_hosts_clock_and_runner() -> None:
+    chains, seen, ports = session()
+    run = typed(chains)
+    chains.reporter(run.chain, run.index)(Success(None))
+    ports.clock.fire_due()
+    second = ports.runner.take(run.chain)
+    assert second is not None and second.step == B and second.index == 2
+    second.done(Success(None))
+    ports.clock.fire_due()
+    third = ports.runner.take(run.chain)
+    assert third is not None
+    third.done(Success(None))
+    assert [e for _, e in seen] == [
+        StepStarted(1, 3, Step("a", "x")),
+        StepStarted(2, 3, B),
+        StepStarted(3, 3, C),
+        ChainEnded(Ran(3)),
+    ]
+
+
+def test_report_tells_the_core_a_prompt_steps_turn_even_when_no_hook_fired() -> None:
+    chains, seen, _ = session()
+    run = typed(chains, "x && /b")
+    report(chains, chains.reporter(run.chain, run.index), "error", "API Error", "/a x")
+    assert seen[-1] == (1, ChainEnded(Stopped(Step("a", "x"), texts.turn_why("error"), (B,))))
+
+
+def test_report_of_a_failed_local_command_stops_the_chain_with_its_message() -> None:
+    chains, seen, _ = session()
+    run = typed(chains, "x && /b")
+    report(chains, chains.reporter(run.chain, run.index), "failed", "Error: No messages to compact", "/a x")
+    assert seen[-1] == (1, ChainEnded(Stopped(Step("a", "x"), "it failed: Error: No messages to compact", (B,))))
+
+
+def test_an_answered_turn_after_the_hook_fired_runs_the_next_step() -> None:
+    chains, seen, ports = session()
+    run = typed(chains, "x && /b")
+    chains.handle(m.PromptHanded("/a x"))
+    report(chains, chains.reporter(run.chain, run.index), "answer", "done", "/a x")
+    ports.clock.fire_due()
+    assert ports.runner.take(run.chain) is not None
+    assert seen[-1] == (1, StepStarted(2, 2, B))
+
+
+class TestChainOutcome:
+    """Each way the machine ends a chain, read back as a typed outcome."""
+
+    def ended(self, *events: m.Event) -> object:
+        state = m.on_event(m.ChainState(), m.ChainTyped("a", "x && /b", "bridge", True)).state
+        for event in events:
+            before = state.running
+            state = m.on_event(state, event).state
+            outcome = chain_outcome(before, event, state)
+            if outcome is not None:
+                return outcome
+        return None
+
+    def test_the_last_step_ending_well_ran_them_all(self) -> None:
+        assert self.ended(m.StepRan(1, 1), m.TimerFired(1, 2), m.StepRan(1, 2)) == Ran(2)
+
+    def test_a_prompt_steps_answer_after_its_run_ran_them_all(self) -> None:
+        assert self.ended(m.StepRan(1, 1), m.TimerFired(1, 2), m.PromptHanded("b"), m.StepRan(1, 2)) is None
+        ran = self.ended(
+            m.StepRan(1, 1), m.TimerFired(1, 2), m.PromptHanded("b"), m.StepRan(1, 2), m.TurnEnded("answer")
+        )
+        assert ran == Ran(2)
+
+    def test_a_thrown_run_stopped_it(self) -> None:
+        assert self.ended(m.StepFailed(1, 1, "boom")) == Stopped(Step("a", "x"), "it failed: boom", (B,))
+
+    def test_a_turn_that_ended_otherwise_stopped_it(self) -> None:
+        stopped = self.ended(m.PromptHanded("a"), m.StepRan(1, 1), m.TurnEnded("aborted"))
+        assert stopped == Stopped(Step("a", "x"), "its turn ended with aborted", (B,))
+
+    def test_a_turn_end_that_came_before_the_run_resolved_stopped_it_then(self) -> None:
+        stopped = self.ended(m.PromptHanded("a"), m.TurnEnded("error"), m.StepRan(1, 1))
+        assert stopped == Stopped(Step("a", "x"), "its turn ended with error", (B,))
+
+    def test_the_fail_tool_stopped_it_with_the_trimmed_reason(self) -> None:
+        stopped = self.ended(m.PromptHanded("a"), m.FailCalled("  no Bob "))
+        assert stopped == Stopped(Step("a", "x"), "the model reported it failed: no Bob", (B,))
+
+    @pytest.mark.parametrize(
+        "event",
+        [
+            m.PromptSubmitted("hello", "bridge"),
+            m.ChainCommandTyped("stop", True),
+            m.ChainCommandTyped("off", True),
+            m.ChainTyped("z", "y && /w", "composer", True),
+        ],
+    )
+    def test_the_person_cancelled_it(self, event: m.Event) -> None:
+        assert self.ended(event) == Cancelled((B,))
+
+    def test_the_lines_are_the_cores(self) -> None:
+        assert Ran(2).line == "all 2 command(s) ran"
+        assert Cancelled((B, C)).line == "cancelled; not run: /b, /c"
+        assert Stopped(Step("a", ""), "why", (B,)).line == "stopped after /a: why; not run: /b"
+
+    def test_events_that_leave_it_running_end_nothing(self) -> None:
+        assert self.ended(m.PromptSubmitted("/a x", "bridge"), m.FailCalled("x")) is None
+
+
+def test_the_runner_hands_each_chain_its_own_runs_only() -> None:
+    runner = QueuedRunner()
+    done: list[RunOutcome] = []
+    runner.running = lambda: m.Running(chain=1, index=2, total=2, step=B, left=())
+    runner.run("b", "", done.append)
+    runner.running = lambda: m.Running(chain=2, index=2, total=2, step=C, left=())
+    runner.run("c", "", done.append)
+    taken = runner.take(2)
+    assert taken is not None and taken.step == C
+    assert runner.take(1) is None
+
+
+def test_a_queued_failure_is_a_notice() -> None:
+    notices: list[object] = []
+    NoticeLog(notices.append).toast("/compact did not run: x")
+    assert len(notices) == 1
+
+
+class TestCommandNames:
+    """The session's command list from `get_server_info()`, whatever shape it comes in."""
+
+    def test_names_aliases_and_builtins(self) -> None:
+        info: dict[str, Any] = {
+            "commands": [
+                {"name": "greet", "description": "Greets (project)"},
+                {"name": "usage", "aliases": ["cost", "stats"], "builtin": True},
+                {"name": "compact", "builtin": True},
+            ]
+        }
+        known, builtins = command_names(info)
+        assert known == frozenset({"greet", "usage", "cost", "stats", "compact", texts.CHAIN_COMMAND})
+        assert builtins == {"usage", "cost", "stats", "compact"}
+
+    @pytest.mark.parametrize("info", [None, {}, {"commands": None}, {"commands": "usage"}, {"commands": {"a": 1}}])
+    def test_no_list_checks_nothing(self, info: dict[str, Any] | None) -> None:
+        assert command_names(info) == (None, frozenset())
+
+    def test_odd_entries_are_skipped(self) -> None:
+        info: dict[str, Any] = {
+            "commands": [None, 3, {"name": 5}, {"aliases": ["x"]}, {"name": "a", "aliases": "b", "builtin": "yes"}]
+        }
+        assert command_names(info) == (frozenset({"a", texts.CHAIN_COMMAND}), frozenset())
+
+
+def test_a_failure_reaches_the_core_as_the_runs_outcome() -> None:
+    outcomes: list[RunOutcome] = []
+    chains, _, _ = session()
+    report(chains, outcomes.append, "failed", "boom", "/x")
+    report(chains, outcomes.append, "ran", "", "/x")
+    assert outcomes == [Failure("boom"), Success(None)]

@@ -1,0 +1,102 @@
+"""The SDK host's tools and hooks as the SDK calls them, on a session that is not connected: what the model
+and the harness get back, whatever the input."""
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookMatcher
+
+from slashkit.adapters.sdk import SELF_TOOL_ID, SlashSession
+from slashkit.core import texts
+from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL_ID, Key
+
+CONTEXT: HookContext = {"signal": None}
+
+
+def answer(reply: dict[str, Any]) -> tuple[str, bool]:
+    return reply["content"][0]["text"], reply["is_error"]
+
+
+def session(**kw: Any) -> SlashSession:
+    made = SlashSession(ClaudeAgentOptions(), **kw)
+    made._ports.runner.builtin_names = frozenset({"compact", "model", "effort", "clear"})
+    return made
+
+
+@pytest.mark.parametrize("reason", ["no Bob", "", None, 5, {"x": 1}, "\ud800"])
+def test_the_fail_tool_refuses_when_no_step_waits_whatever_the_reason(reason: object) -> None:
+    assert answer(asyncio.run(session()._fail({"reason": reason}))) == (texts.FAIL_NOTHING_WAITS, True)
+
+
+@pytest.mark.parametrize(
+    ("args", "text", "refused"),
+    [
+        (
+            {"command": "/compact", "args": " keep the plan "},
+            texts.text("en", Key.SKILL_QUEUED, queued="/compact keep the plan"),
+            False,
+        ),
+        ({"command": "model", "args": "opus"}, texts.text("en", Key.DENY_PERSON_ONLY, name="model"), True),
+        ({"command": " /EFFORT high"}, texts.text("en", Key.DENY_PERSON_ONLY, name="EFFORT high"), True),
+        ({"command": "review"}, texts.text("en", Key.NOT_BUILTIN, name="review"), True),
+        ({"command": 5}, texts.text("en", Key.NOT_BUILTIN, name=""), True),
+        ({}, texts.text("en", Key.NOT_BUILTIN, name=""), True),
+    ],
+)
+def test_the_self_command_tool_queues_built_ins_only(args: dict[str, Any], text: str, refused: bool) -> None:
+    host = session(self_commands=True)
+    assert answer(asyncio.run(host._run_builtin(args))) == (text, refused)
+    assert len(host._queued) == (0 if refused else 1)
+
+
+def test_the_self_command_texts_follow_the_language() -> None:
+    host = session(self_commands=True, language="pt-BR")
+    refusal = answer(asyncio.run(host._run_builtin({"command": "model"})))
+    assert refusal == (texts.text("pt-BR", Key.DENY_PERSON_ONLY, name="model"), True)
+
+
+def test_a_prompt_hook_with_no_text_or_no_chain_changes_nothing() -> None:
+    host = session()
+    for prompt in (None, 5, "hello"):
+        hook_input: Any = {"hook_event_name": "UserPromptSubmit", "prompt": prompt}
+        assert asyncio.run(host._prompt_submitted(hook_input, None, CONTEXT)) == {}
+
+
+def test_a_subagents_fail_call_is_denied_and_the_main_loops_passes() -> None:
+    host = session()
+    sub: Any = {"hook_event_name": "PreToolUse", "agent_id": "a1", "tool_input": {"reason": "x"}}
+    denied = asyncio.run(host._fail_from_subagent(sub, None, CONTEXT))
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"  # type: ignore[typeddict-item]
+    main: Any = {"hook_event_name": "PreToolUse", "tool_input": "odd"}
+    assert asyncio.run(host._fail_from_subagent(main, None, CONTEXT)) == {}
+
+
+def test_the_harness_options_keep_theirs_and_gain_slashkits() -> None:
+    async def theirs(*_: Any) -> Any:
+        return {}
+
+    mine = HookMatcher(hooks=[theirs])
+    given = ClaudeAgentOptions(allowed_tools=["Read"], hooks={"UserPromptSubmit": [mine]}, mcp_servers={})
+    options = SlashSession(given, self_commands=True).client.options
+    assert options.allowed_tools == ["Read", FAIL_TOOL_ID, SELF_TOOL_ID]
+    assert options.hooks is not None and options.hooks["UserPromptSubmit"][0] is mine
+    assert len(options.hooks["UserPromptSubmit"]) == 2 and len(options.hooks["PreToolUse"]) == 1
+    assert isinstance(options.mcp_servers, dict)
+    assert {name: dict(c).get("alwaysLoad") for name, c in options.mcp_servers.items()} == {
+        CHAIN_COMMAND: True,
+        "self-command": True,
+    }
+    assert given.allowed_tools == ["Read"], "the harness's own options are not changed"
+
+
+def test_an_mcp_config_path_is_refused_with_a_reason(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="pass them as a dict"):
+        SlashSession(ClaudeAgentOptions(mcp_servers=tmp_path / "mcp.json"))
+
+
+def test_the_self_command_tool_is_off_unless_turned_on() -> None:
+    options = SlashSession(ClaudeAgentOptions()).client.options
+    assert SELF_TOOL_ID not in options.allowed_tools
+    assert isinstance(options.mcp_servers, dict) and set(options.mcp_servers) == {CHAIN_COMMAND}
