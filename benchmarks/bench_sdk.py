@@ -24,7 +24,7 @@ from tests.support.claude_cli import CLI_VERSION  # noqa: E402
 from tests.support.model_server import ModelServer, text  # noqa: E402
 from tests.support.sdk_session import options  # noqa: E402
 
-from slashkit.adapters.sdk import ChainEnded, Message, Ran, SlashSession  # noqa: E402
+from slashkit.adapters.sdk import ChainEnded, Message, SlashSession  # noqa: E402
 
 LOCAL = ["/cost", "/usage", "/stats", "/cost", "/usage"]
 PROMPTS = ["/greet Ann", "/greet Bob", "/greet Cy"]
@@ -46,7 +46,7 @@ async def chained(session: SlashSession, commands: list[str]) -> float:
     started = time.perf_counter()
     ended = [e async for e in session.run(" && ".join(commands)) if not isinstance(e, Message)][-1]
     elapsed = time.perf_counter() - started
-    assert isinstance(ended, ChainEnded) and ended.outcome == Ran(len(commands)), ended
+    assert isinstance(ended, ChainEnded) and ended.outcome.tally.succeeded == len(commands), ended
     return elapsed
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from slashkit.adapters.sdk import ChainEnded, Output, Ran, StepEnded, StepStarted, Stopped
+from slashkit.adapters.sdk import ChainEnded, Line, Outcome, Output, StepEnded, StepStarted, Tally
 from slashkit.adapters.sdk.terminal import Printer, extra_args, json_of
 from slashkit.core.chain import Step
 
@@ -29,19 +29,18 @@ def test_each_event_is_one_json_object_named_after_it() -> None:
     assert json_of(Output(2, "hi")) == {"event": "output", "index": 2, "text": "hi"}
     assert json_of(StepStarted(1, 2, Step("a", "x")))["line"] == "1/2: /a x"
     assert json_of(StepEnded(1, Step("a", ""), "error", "API Error"))["ok"] is False
-    stopped = json_of(ChainEnded(Stopped(Step("a", ""), "it failed: x", (Step("b", ""),))))
+    assert json_of(Line("2/2: /b")) == {"event": "line", "text": "2/2: /b"}
+    stopped = json_of(ChainEnded(Outcome("failure", False, Tally(failed=1, skipped=1))))
     assert stopped == {
         "event": "chain_ended",
+        "ok": False,
         "outcome": {
-            "kind": "stopped",
-            "ok": False,
-            "line": "stopped after /a: it failed: x; not run: /b",
-            "step": {"command": "a", "args": ""},
-            "why": "it failed: x",
-            "not_run": [{"command": "b", "args": ""}],
+            "status": "failure",
+            "cancelled": False,
+            "tally": {"succeeded": 0, "failed": 1, "skipped": 1},
         },
     }
-    json.dumps(json_of(ChainEnded(Ran(2))))
+    json.dumps(json_of(ChainEnded(Outcome("success", False, Tally(succeeded=2)))))
 
 
 class Terminal(io.StringIO):

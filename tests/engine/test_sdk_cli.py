@@ -59,23 +59,28 @@ def test_run_json_prints_one_object_per_event_and_the_outcome_last(tmp_path: Pat
     objects = [json.loads(line) for line in ran.stdout.splitlines()]
     assert ran.returncode == 1
     assert [o["event"] for o in objects] == [
+        "line",
         "step_started",
         "output",
         "step_ended",
+        "line",
         "step_started",
         "step_ended",
+        "line",
         "chain_ended",
         "outcome",
     ]
-    assert objects[0] == {
+    assert objects[0] == {"event": "line", "text": "1/2: /greet Bob"}
+    assert objects[1] == {
         "event": "step_started",
         "index": 1,
         "total": 2,
-        "step": {"command": "greet", "args": "Bob"},
+        "step": {"command": "greet", "args": "Bob", "op": "&&"},
         "line": "1/2: /greet Bob",
     }
-    assert objects[2]["output"] == "Hello Bob!" and objects[2]["ok"] is True
-    assert objects[5]["outcome"]["kind"] == "stopped"
+    assert objects[3]["output"] == "Hello Bob!" and objects[3]["ok"] is True
+    assert objects[7]["text"].startswith("stopped after /nosuch: it failed: ")
+    assert objects[8]["ok"] is False and objects[8]["outcome"]["status"] == "failure"
     assert objects[-1] == {"event": "outcome", "outcome": "stopped", "exit": 1}
 
 

@@ -10,16 +10,15 @@ import pytest
 
 from slashkit.adapters.sdk import (
     SELF_TOOL_ID,
-    Cancelled,
     ChainEnded,
     CommandStarted,
     Event,
+    Line,
+    Outcome,
     Output,
-    Ran,
     SlashSession,
     StepEnded,
-    StepStarted,
-    Stopped,
+    Tally,
 )
 from slashkit.core import texts
 from slashkit.core.chain import Step
@@ -65,9 +64,15 @@ def in_session(
 
 def lines(events: Sequence[Event]) -> list[str]:
     """The transcript lines a person reads: each step's line and the chain's last one."""
-    return [e.line for e in events if isinstance(e, StepStarted)] + [
-        e.outcome.line for e in events if isinstance(e, ChainEnded)
-    ]
+    return [e.text for e in events if isinstance(e, Line)]
+
+
+def ran(total: int) -> Outcome:
+    return Outcome("success", False, Tally(succeeded=total))
+
+
+#: A first step that did not end well, with one step after it: the chain stopped.
+STOPPED_FIRST = Outcome("failure", False, Tally(failed=1, skipped=1))
 
 
 def tool_answer(request: RecordedRequest) -> tuple[str, bool]:
@@ -78,7 +83,7 @@ def tool_answer(request: RecordedRequest) -> tuple[str, bool]:
     return "".join(str(b.get("text")) for b in blocks), result.get("is_error") is True
 
 
-def outcome(events: Sequence[Event]) -> object:
+def outcome(events: Sequence[Event]) -> Outcome:
     ended = [e.outcome for e in events if isinstance(e, ChainEnded)]
     assert len(ended) == 1, events
     return ended[0]
@@ -87,9 +92,9 @@ def outcome(events: Sequence[Event]) -> object:
 def test_a_chain_of_local_commands_shows_each_step_then_its_output(tmp_path: Path) -> None:
     (events,), model = play(tmp_path, [], ["/cost && /context && /usage"])
     assert lines(events) == ["1/3: /cost", "2/3: /context", "3/3: /usage", "all 3 command(s) ran"]
-    assert outcome(events) == Ran(3)
+    assert outcome(events) == ran(3)
     kinds = [type(e).__name__ for e in events]
-    assert kinds == ["StepStarted", "Output", "StepEnded"] * 3 + ["ChainEnded"]
+    assert kinds == ["Line", "StepStarted", "Output", "StepEnded"] * 3 + ["Line", "ChainEnded"]
     ended = [e for e in events if isinstance(e, StepEnded)]
     assert [e.how for e in ended] == ["ran"] * 3
     assert "Estimated cost" in ended[0].output and "Context Usage" in ended[1].output
@@ -107,7 +112,7 @@ def test_prompt_steps_show_the_models_answers_and_the_note_reaches_the_model(tmp
         ("answer", "Hello Bob!"),
         ("answer", "Hi Carol!"),
     ]
-    assert outcome(events) == Ran(2)
+    assert outcome(events) == ran(2)
     assert alone == [
         CommandStarted(Step("greet", "Dave")),
         Output(0, "Hi Dave!"),
@@ -127,7 +132,7 @@ def test_an_api_error_stops_the_chain(tmp_path: Path) -> None:
     ended = [e for e in events if isinstance(e, StepEnded)]
     assert [e.how for e in ended] == ["error"]
     assert "scripted outage" in ended[0].output
-    assert outcome(events) == Stopped(Step("greet", "Bob"), "its turn ended with error", (Step("cost", ""),))
+    assert outcome(events) == STOPPED_FIRST
     assert lines(events)[-1] == "stopped after /greet: its turn ended with error; not run: /cost"
 
 
@@ -139,8 +144,9 @@ def test_the_fail_tool_stops_the_chain_and_refuses_when_no_step_waits(tmp_path: 
         text("ok"),
     ]
     (events, _), model = play(tmp_path, script, ["/greet Bob && /cost", "/greet Carol"])
-    assert outcome(events) == Stopped(
-        Step("greet", "Bob"), "the model reported it failed: there is no Bob", (Step("cost", ""),)
+    assert outcome(events) == STOPPED_FIRST
+    assert lines(events)[-1] == texts.stopped_text(
+        Step("greet", "Bob"), "the model reported it failed: there is no Bob", [Step("cost", "")]
     )
     assert [e.how for e in events if isinstance(e, StepEnded)] == ["failed"]
     requests = model.main_requests
@@ -170,7 +176,8 @@ def test_an_interrupt_stops_the_chain_at_its_step(tmp_path: Path) -> None:
                 return await asyncio.wait_for(scenario(session), timeout=60)
 
         events = asyncio.run(main())
-    assert outcome(events) == Stopped(Step("greet", "Bob"), "its turn ended with aborted", (Step("cost", ""),))
+    assert outcome(events) == STOPPED_FIRST
+    assert lines(events)[-1] == "stopped after /greet: its turn ended with aborted; not run: /cost"
 
 
 def test_a_prompt_the_harness_sends_while_a_chain_runs_cancels_it(tmp_path: Path) -> None:
@@ -185,7 +192,7 @@ def test_a_prompt_the_harness_sends_while_a_chain_runs_cancels_it(tmp_path: Path
         return await running, prompt
 
     (events, prompt), _ = in_session(tmp_path, [text("Hello Bob!", delay=1), text("Fine.")], scenario)
-    assert outcome(events) == Cancelled((Step("cost", ""), Step("context", "")))
+    assert outcome(events) == Outcome("failure", True, Tally(skipped=2))
     assert lines(events) == ["1/3: /greet Bob", "cancelled; not run: /cost, /context"]
     assert [e.output for e in prompt if isinstance(e, StepEnded)] == ["Fine."]
 
@@ -198,12 +205,12 @@ def test_an_unknown_command_stops_the_chain_before_it_reaches_the_model(tmp_path
 
 def test_an_alias_is_a_known_command(tmp_path: Path) -> None:
     (events,), _ = play(tmp_path, [], ["/stats && /cost"])
-    assert outcome(events) == Ran(2)
+    assert outcome(events) == ran(2)
 
 
 def test_a_clear_inside_a_chain_does_not_lose_it(tmp_path: Path) -> None:
     (events,), model = play(tmp_path, [text("Hello Bob!"), text("Hi Carol!")], ["/greet Bob && /clear && /greet Carol"])
-    assert outcome(events) == Ran(3)
+    assert outcome(events) == ran(3)
     assert [e.text for e in events if isinstance(e, Output) and e.index == 3] == ["Hi Carol!"]
     assert "Greet Bob" not in model.main_requests[1].all_text()
 

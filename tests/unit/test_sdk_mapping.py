@@ -1,12 +1,12 @@
 """The SDK host's mapping between the SDK's values and the core's events, with plain values and the real core:
-how a query's end reads, what the core is told, and how a chain's end is read from the machine."""
+how a query's end reads, what the core is told, and how the core's lines and chain ends reach the harness."""
 
 from typing import Any
 
 import pytest
 from returns.result import Failure, Success
 
-from slashkit.adapters.sdk import Cancelled, ChainEnded, Ran, StepStarted, Stopped
+from slashkit.adapters.sdk import ChainEnded, Line, StepStarted
 from slashkit.adapters.sdk.mapping import (
     DrainedClock,
     NoticeLog,
@@ -15,7 +15,6 @@ from slashkit.adapters.sdk.mapping import (
     QueryEnd,
     QueuedRunner,
     SessionStore,
-    chain_outcome,
     report,
     step_end,
     step_note,
@@ -25,6 +24,7 @@ from slashkit.adapters.sdk.session import command_names
 from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.chain import Step
+from slashkit.core.chain_machine import Outcome, Tally
 from slashkit.core.ports import RunOutcome
 
 B, C = Step("b", ""), Step("c", "")
@@ -103,27 +103,31 @@ def session() -> tuple[ObservedChainSession, list[tuple[int, object]], Ports]:
 
 def typed(chains: ObservedChainSession, text: str = "x && /b && /c") -> m.RunTyped:
     started = chains.command_typed("a", text, "bridge")
-    assert started is not None
+    assert isinstance(started, m.RunTyped)
     return started
 
 
 def test_a_chain_of_local_steps_runs_through_the_hosts_clock_and_runner() -> None:
     chains, seen, ports = session()
     run = typed(chains)
-    chains.reporter(run.chain, run.index)(Success(None))
+    chains.reporter(run.chain, run.index)(Success(""))
     ports.clock.fire_due()
     second = ports.runner.take(run.chain)
     assert second is not None and second.step == B and second.index == 2
-    second.done(Success(None))
+    second.done(Success(""))
     ports.clock.fire_due()
     third = ports.runner.take(run.chain)
     assert third is not None
-    third.done(Success(None))
+    third.done(Success(""))
     assert [e for _, e in seen] == [
+        (Line("1/3: /a x")),
         StepStarted(1, 3, Step("a", "x")),
+        Line("2/3: /b"),
         StepStarted(2, 3, B),
+        Line("3/3: /c"),
         StepStarted(3, 3, C),
-        ChainEnded(Ran(3)),
+        Line("all 3 command(s) ran"),
+        ChainEnded(Outcome("success", False, Tally(succeeded=3))),
     ]
 
 
@@ -131,14 +135,17 @@ def test_report_tells_the_core_a_prompt_steps_turn_even_when_no_hook_fired() -> 
     chains, seen, _ = session()
     run = typed(chains, "x && /b")
     report(chains, chains.reporter(run.chain, run.index), "error", "API Error", "/a x")
-    assert seen[-1] == (1, ChainEnded(Stopped(Step("a", "x"), texts.turn_why("error"), (B,))))
+    assert seen[-2:] == [
+        (0, Line(texts.stopped_text(Step("a", "x"), texts.turn_why("error"), (B,)))),
+        (1, ChainEnded(Outcome("failure", False, Tally(failed=1, skipped=1)))),
+    ]
 
 
 def test_report_of_a_failed_local_command_stops_the_chain_with_its_message() -> None:
     chains, seen, _ = session()
     run = typed(chains, "x && /b")
     report(chains, chains.reporter(run.chain, run.index), "failed", "Error: No messages to compact", "/a x")
-    assert seen[-1] == (1, ChainEnded(Stopped(Step("a", "x"), "it failed: Error: No messages to compact", (B,))))
+    assert seen[-2][1] == Line("stopped after /a: it failed: Error: No messages to compact; not run: /b")
 
 
 def test_an_answered_turn_after_the_hook_fired_runs_the_next_step() -> None:
@@ -151,63 +158,24 @@ def test_an_answered_turn_after_the_hook_fired_runs_the_next_step() -> None:
     assert seen[-1] == (1, StepStarted(2, 2, B))
 
 
-class TestChainOutcome:
-    """Each way the machine ends a chain, read back as a typed outcome."""
+def test_a_pipe_hands_a_local_steps_output_to_the_next_query() -> None:
+    chains, _, ports = session()
+    run = chains.command_typed("a", "x | /b y", "bridge")
+    assert isinstance(run, m.RunTyped)
+    report(chains, chains.reporter(run.chain, run.index), "ran", "the text", "/a x")
+    ports.clock.fire_due()
+    second = ports.runner.take(run.chain)
+    assert second is not None and second.step == Step("b", "y\n\nthe text")
 
-    def ended(self, *events: m.Event) -> object:
-        state = m.on_event(m.ChainState(), m.ChainTyped("a", "x && /b", "bridge", True)).state
-        for event in events:
-            before = state.running
-            state = m.on_event(state, event).state
-            outcome = chain_outcome(before, event, state)
-            if outcome is not None:
-                return outcome
-        return None
 
-    def test_the_last_step_ending_well_ran_them_all(self) -> None:
-        assert self.ended(m.StepRan(1, 1), m.TimerFired(1, 2), m.StepRan(1, 2)) == Ran(2)
-
-    def test_a_prompt_steps_answer_after_its_run_ran_them_all(self) -> None:
-        assert self.ended(m.StepRan(1, 1), m.TimerFired(1, 2), m.PromptHanded("b"), m.StepRan(1, 2)) is None
-        ran = self.ended(
-            m.StepRan(1, 1), m.TimerFired(1, 2), m.PromptHanded("b"), m.StepRan(1, 2), m.TurnEnded("answer")
-        )
-        assert ran == Ran(2)
-
-    def test_a_thrown_run_stopped_it(self) -> None:
-        assert self.ended(m.StepFailed(1, 1, "boom")) == Stopped(Step("a", "x"), "it failed: boom", (B,))
-
-    def test_a_turn_that_ended_otherwise_stopped_it(self) -> None:
-        stopped = self.ended(m.PromptHanded("a"), m.StepRan(1, 1), m.TurnEnded("aborted"))
-        assert stopped == Stopped(Step("a", "x"), "its turn ended with aborted", (B,))
-
-    def test_a_turn_end_that_came_before_the_run_resolved_stopped_it_then(self) -> None:
-        stopped = self.ended(m.PromptHanded("a"), m.TurnEnded("error"), m.StepRan(1, 1))
-        assert stopped == Stopped(Step("a", "x"), "its turn ended with error", (B,))
-
-    def test_the_fail_tool_stopped_it_with_the_trimmed_reason(self) -> None:
-        stopped = self.ended(m.PromptHanded("a"), m.FailCalled("  no Bob "))
-        assert stopped == Stopped(Step("a", "x"), "the model reported it failed: no Bob", (B,))
-
-    @pytest.mark.parametrize(
-        "event",
-        [
-            m.PromptSubmitted("hello", "bridge"),
-            m.ChainCommandTyped("stop", True),
-            m.ChainCommandTyped("off", True),
-            m.ChainTyped("z", "y && /w", "composer", True),
-        ],
-    )
-    def test_the_person_cancelled_it(self, event: m.Event) -> None:
-        assert self.ended(event) == Cancelled((B,))
-
-    def test_the_lines_are_the_cores(self) -> None:
-        assert Ran(2).line == "all 2 command(s) ran"
-        assert Cancelled((B, C)).line == "cancelled; not run: /b, /c"
-        assert Stopped(Step("a", ""), "why", (B,)).line == "stopped after /a: why; not run: /b"
-
-    def test_events_that_leave_it_running_end_nothing(self) -> None:
-        assert self.ended(m.PromptSubmitted("/a x", "bridge"), m.FailCalled("x")) is None
+def test_a_pipe_hands_a_prompt_steps_answer_to_the_next_query() -> None:
+    chains, _, ports = session()
+    run = typed(chains, "x | /b")
+    chains.handle(m.PromptHanded("/a x"))
+    report(chains, chains.reporter(run.chain, run.index), "answer", "the answer", "/a x")
+    ports.clock.fire_due()
+    second = ports.runner.take(run.chain)
+    assert second is not None and second.step == Step("b", "the answer")
 
 
 def test_the_runner_hands_each_chain_its_own_runs_only() -> None:
@@ -258,5 +226,5 @@ def test_a_failure_reaches_the_core_as_the_runs_outcome() -> None:
     outcomes: list[RunOutcome] = []
     chains, _, _ = session()
     report(chains, outcomes.append, "failed", "boom", "/x")
-    report(chains, outcomes.append, "ran", "", "/x")
-    assert outcomes == [Failure("boom"), Success(None)]
+    report(chains, outcomes.append, "ran", "its text", "/x")
+    assert outcomes == [Failure("boom"), Success("its text")]

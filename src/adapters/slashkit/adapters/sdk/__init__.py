@@ -8,34 +8,31 @@ Needs the `sdk` extra (`pip install 'slashkit[sdk]'`); see docs/embedding.md.
 """
 
 from slashkit.adapters.sdk.events import (
-    Cancelled,
     ChainEnded,
-    ChainOutcome,
     CommandStarted,
     Event,
+    Line,
     Message,
     Notice,
     Output,
-    Ran,
     StepEnded,
     StepStarted,
-    Stopped,
 )
 from slashkit.adapters.sdk.session import SELF_TOOL_ID, SlashSession
+from slashkit.core.chain_machine import Outcome, Tally
 
 __all__ = [
     "SELF_TOOL_ID",
-    "Cancelled",
     "ChainEnded",
-    "ChainOutcome",
     "CommandStarted",
     "Event",
+    "Line",
     "Message",
     "Notice",
+    "Outcome",
     "Output",
-    "Ran",
     "SlashSession",
     "StepEnded",
     "StepStarted",
-    "Stopped",
+    "Tally",
 ]

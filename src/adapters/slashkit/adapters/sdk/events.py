@@ -7,66 +7,20 @@ from attrs import frozen
 
 from slashkit.core import texts
 from slashkit.core.chain import Step
+from slashkit.core.chain_machine import Outcome
 
 if TYPE_CHECKING:
     from claude_agent_sdk import Message as SdkMessage
 
-# How a chain ended
-
-
-@frozen
-class Ran:
-    """Every step of the chain ran and ended well."""
-
-    total: int
-
-    @property
-    def ok(self) -> bool:
-        return True
-
-    @property
-    def line(self) -> str:
-        """The transcript line: `all 3 command(s) ran`."""
-        return texts.done_text(self.total)
-
-
-@frozen
-class Stopped:
-    """A step did not end well, so the steps after it did not run."""
-
-    step: Step
-    why: str
-    not_run: tuple[Step, ...]
-
-    @property
-    def ok(self) -> bool:
-        return False
-
-    @property
-    def line(self) -> str:
-        """The transcript line: `stopped after /a: <why>; not run: /b`."""
-        return texts.stopped_text(self.step, self.why, self.not_run)
-
-
-@frozen
-class Cancelled:
-    """A prompt, a new chain, `/slash-chain stop` or `off` ended the chain before these steps ran."""
-
-    not_run: tuple[Step, ...]
-
-    @property
-    def ok(self) -> bool:
-        return False
-
-    @property
-    def line(self) -> str:
-        """The transcript line: `cancelled; not run: /b`."""
-        return texts.cancelled_text(self.not_run)
-
-
-ChainOutcome = Ran | Stopped | Cancelled
-
 # Events, in the order they happen
+
+
+@frozen
+class Line:
+    """A transcript line the core wrote, as the Claude Code plugin logs it: `2/3: /test`, `skipped 3/3: ...`,
+    `all 3 command(s) ran`."""
+
+    text: str
 
 
 @frozen
@@ -122,9 +76,14 @@ class StepEnded:
 
 @frozen
 class ChainEnded:
-    """The chain ended this way; `outcome.line` is its last transcript line."""
+    """The chain ended this way (its last line came just before, as a `Line`)."""
 
-    outcome: ChainOutcome
+    outcome: Outcome
+
+    @property
+    def ok(self) -> bool:
+        """Tells whether the chain ran to its end with a last status of success (exit status 0)."""
+        return self.outcome.ended_well
 
 
 @frozen
@@ -141,4 +100,4 @@ class Message:
     message: "SdkMessage"
 
 
-Event = StepStarted | CommandStarted | Output | StepEnded | ChainEnded | Notice | Message
+Event = Line | StepStarted | CommandStarted | Output | StepEnded | ChainEnded | Notice | Message

@@ -1,6 +1,6 @@
 """The one place the SDK host meets the core: the ports it lends the chain session, how a step's query ending
-becomes the core's events, how the core's replies reach the session, and how a chain's end is read from the
-machine. Nothing here imports the SDK; `slashkit.adapters.sdk.session` hands it plain values."""
+becomes the core's events, and how the core's replies, lines and chain ends reach the session. Nothing here
+imports the SDK; `slashkit.adapters.sdk.session` hands it plain values."""
 
 from collections import deque
 from collections.abc import Callable, Collection
@@ -9,27 +9,19 @@ from typing import Final
 from attrs import define, field, frozen
 from returns.result import Failure, Success
 
-from slashkit.adapters.sdk.events import (
-    Cancelled,
-    ChainEnded,
-    ChainOutcome,
-    Event,
-    Notice,
-    Ran,
-    StepEnd,
-    StepStarted,
-    Stopped,
-)
+from slashkit.adapters.sdk.events import ChainEnded, Event, Line, Notice, StepEnd, StepStarted
 from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.chain_session import ChainSession
-from slashkit.core.js_text import js_trim, js_trim_end
+from slashkit.core.js_text import js_trim_end
 from slashkit.core.ports import RunOutcome, Store
 
-#: The origin of what the harness types. Claude Code names the SDK host's own turn `sdk`; until the core
-#: counts that origin as the person's, `bridge` (the person's input from outside the composer) stands in.
-HARNESS_ORIGIN: Final = "sdk" if "sdk" in m.PERSON else "bridge"
+#: The origin of what the harness types: the person's own input, which may run /model and /effort and cancels a
+#: running chain (slashkit.core.policy). Claude Code's own name for an SDK host's turn, `sdk`, is the person's
+#: typing too but keeps the seed's rule that it does not cancel a chain; a harness's next prompt does, so the
+#: host names it as the person's input from outside the composer: `bridge`.
+HARNESS_ORIGIN: Final = "bridge"
 
 #: How the session's turn ended, by the ResultMessage's `terminal_reason` (measured on claude-agent-sdk 0.2.184
 #: with Claude Code 2.1.328: `aborted_streaming` after `interrupt()`, `api_error` after an HTTP 400 or 500).
@@ -105,9 +97,9 @@ def report(chains: ChainSession, done: Callable[[RunOutcome], None], how: StepEn
     if how != "ran" and _waits_on_run(chains):
         # The model took a turn though no prompt hook fired for it: the step still waits on that turn.
         chains.handle(m.PromptHanded(text))
-    done(Success(None))
+    done(Success(output if how == "ran" else ""))
     if how != "ran":
-        chains.handle(m.TurnEnded(how))
+        chains.handle(m.TurnEnded(how, None, output))
 
 
 def _waits_on_run(chains: ChainSession) -> bool:
@@ -138,52 +130,29 @@ def tool_answer(reply: m.Reply) -> tuple[str, bool]:
     return texts.FAIL_NOTHING_WAITS, True
 
 
-# How a chain ended (replaced by the core's typed outcome once it has one)
+# What the core did, as the harness sees it
 
 
-def chain_outcome(before: m.Running | None, event: m.Event, after: m.ChainState) -> ChainOutcome | None:
-    """Infers how the chain that ran before `event` ended, from the machine's state around it; None when no
-    chain ended. Mirrors `chain_machine`'s `_advance`, `_stop` and `_cancel`."""
-    if before is None or (after.running is not None and after.running.chain == before.chain):
-        return None
-    match event:
-        case m.StepFailed(message=message):
-            return Stopped(before.step, texts.thrown_why(message), before.left)
-        case m.TurnEnded(reason=reason) if reason != "answer":
-            return Stopped(before.step, texts.turn_why(reason), before.left)
-        case m.StepRan() if before.turn_ended not in (None, "answer"):
-            return Stopped(before.step, texts.turn_why(str(before.turn_ended)), before.left)
-        case m.FailCalled(reason=reason):
-            return Stopped(before.step, texts.failed_why(js_trim(str(reason))), before.left)
-        case m.StepRan() | m.TurnEnded() | m.PaneClosed():
-            return Ran(before.total)
-    return Cancelled(before.left)
-
-
-def observed(before: m.Running | None, event: m.Event, after: m.ChainState) -> list[tuple[int, Event]]:
-    """The harness events one core event caused, each with the chain it belongs to."""
-    seen: list[tuple[int, Event]] = []
-    outcome = chain_outcome(before, event, after)
-    if outcome is not None and before is not None:
-        seen.append((before.chain, ChainEnded(outcome)))
+def started(before: m.Running | None, after: m.ChainState) -> list[tuple[int, Event]]:
+    """The step one core event started, if any, with the chain it belongs to."""
     now = after.running
     if now is not None and (before is None or (before.chain, before.index) != (now.chain, now.index)):
-        seen.append((now.chain, StepStarted(now.index, now.total, now.step)))
-    return seen
+        return [(now.chain, StepStarted(now.index, now.total, now.step))]
+    return []
 
 
 class ObservedChainSession(ChainSession):
     """The core's chain session, telling the host what each event it handled did to the chains."""
 
     def __init__(self, ports: "Ports", seen: Callable[[int, Event], None]) -> None:
-        super().__init__(ports.clock, ports.runner, ports.ui, ports.store)
+        super().__init__(ports.clock, ports.runner, ports.ui, ports.store, lambda c, o: seen(c, ChainEnded(o)))
         self._seen = seen
         ports.runner.running = lambda: self.state.running
 
     def handle(self, event: m.Event) -> m.Reply:
         before = self.state.running
         reply = super().handle(event)
-        for chain, made in observed(before, event, self.state):
+        for chain, made in started(before, self.state):
             self._seen(chain, made)
         return reply
 
@@ -245,16 +214,17 @@ class QueuedRunner:
 
 @define
 class NoticeLog:
-    """Keeps the transcript lines; hands toasts to the harness as notices."""
+    """Hands the core's transcript lines and toasts to the harness, as lines and notices, and keeps the lines."""
 
-    notice: Callable[[Notice], None]
+    tell: Callable[[Event], None]
     lines: list[str] = field(factory=list)
 
     def log(self, text: str) -> None:
         self.lines.append(text)
+        self.tell(Line(text))
 
     def toast(self, text: str) -> None:
-        self.notice(Notice(text))
+        self.tell(Notice(text))
 
 
 @define

@@ -146,14 +146,20 @@ class SlashSession:
                 yield event
             return
         chained = text.startswith("/") and holds_chain(args)
-        typed = self.chains.command_typed(command, args, HARNESS_ORIGIN) if chained else None
-        if typed is None:
-            self.chains.handle(m.PromptSubmitted(text, HARNESS_ORIGIN))
-            async for event in self._alone(text):
-                yield event
-            return
-        done = self.chains.reporter(typed.chain, typed.index)
-        first = RunRequest(typed.chain, typed.index, Step(command, typed.args), done)
+        first: RunRequest | None
+        match self.chains.command_typed(command, args, HARNESS_ORIGIN) if chained else None:
+            case m.RunTyped(chain, index, head):
+                first = RunRequest(chain, index, Step(command, head), self.chains.reporter(chain, index))
+            case m.CommandAnswer(text):
+                # The typed command itself is not to run (the refusal rule); the chain goes on from a timer.
+                for event in self._answer(Step(command, args), text):
+                    yield event
+                first = self._next_run()
+            case None:
+                self.chains.handle(m.PromptSubmitted(text, HARNESS_ORIGIN))
+                async for event in self._alone(text):
+                    yield event
+                return
         async for event in self._chain(first):
             yield event
 
@@ -179,6 +185,12 @@ class SlashSession:
 
     # Drivers
 
+    def _next_run(self) -> RunRequest | None:
+        """The step the running chain starts next, once its timer is fired."""
+        running = self.chains.state.running
+        self._ports.clock.fire_due()
+        return None if running is None else self._ports.runner.take(running.chain)
+
     async def _chain(self, request: RunRequest | None) -> AsyncIterator[Event]:
         chain = request.chain if request is not None else 0
         while request is not None:
@@ -194,9 +206,10 @@ class SlashSession:
     async def _step(self, request: RunRequest) -> AsyncIterator[Event]:
         step, index = request.step, request.index
         if step.command == CHAIN_COMMAND:
-            for event in self._answer(step, self.chains.chain_command(step.args), index):
+            answer = self.chains.chain_command(step.args)
+            for event in self._answer(step, answer, index):
                 yield event
-            request.done(Success(None))
+            request.done(Success(answer))
             return
         if self._known is not None and step.command not in self._known:
             # measured on Claude Code 2.1.328: the SDK session hands an unknown command to the model as text

@@ -15,17 +15,15 @@ from cattrs.preconf.json import make_converter
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError
 
 from slashkit.adapters.sdk.events import (
-    Cancelled,
     ChainEnded,
     CommandStarted,
     Event,
+    Line,
     Message,
     Notice,
     Output,
-    Ran,
     StepEnded,
     StepStarted,
-    Stopped,
 )
 from slashkit.adapters.sdk.session import SlashSession
 
@@ -118,13 +116,11 @@ def extra_args(given: Sequence[str]) -> dict[str, str | None]:
 
 
 def _ended(event: ChainEnded) -> Ended:
-    match event.outcome:
-        case Ran():
-            return "ran"
-        case Stopped():
-            return "stopped"
-        case Cancelled():
-            return "cancelled"
+    """How a chain ended, for the exit status: it ran to its end with success as its last status, it ended
+    with a failure (a shell's non-zero `$?`), or it was cancelled."""
+    if event.outcome.cancelled:
+        return "cancelled"
+    return "ran" if event.outcome.ended_well else "stopped"
 
 
 def _first_line(text: str) -> str:
@@ -170,12 +166,8 @@ class Printer:
 
     def _text(self, event: Event) -> None:
         match event:
-            case StepStarted():
-                self._line(event.line)
-            case Output(text=text):
+            case Line(text) | Output(text=text):
                 self._line(text)
-            case ChainEnded(outcome):
-                self._line(outcome.line)
             case Notice(text):
                 self.problem(text)
 
@@ -200,11 +192,6 @@ def json_of(event: Event) -> dict[str, Any]:
             data["line"] = event.line
         case StepEnded():
             data["ok"] = event.ok
-        case ChainEnded(outcome):
-            data["outcome"] = {
-                "kind": type(outcome).__name__.lower(),
-                "ok": outcome.ok,
-                "line": outcome.line,
-                **data["outcome"],
-            }
+        case ChainEnded():
+            data["ok"] = event.ok
     return data
