@@ -178,6 +178,17 @@ class TestConnections:
         assert (status, answer["version"]) == (200, 3)
         assert time.monotonic() - started < 1
 
+    def test_an_unreadable_event_holds_back_only_the_next_one(self, helper: Helper) -> None:
+        assert helper.request(event_body(seq=1))[0] == 200
+        assert helper.request(b"{not json")[0] == 400  # the mod's seq 2, for all the helper can tell
+        assert helper.request(event_body(seq=3)) == (
+            200,
+            {"v": 1, "version": 3, "wants": [], "reply": None, "effects": []},
+        )
+        started = time.monotonic()
+        assert helper.request(event_body(seq=4))[1]["version"] == 4
+        assert time.monotonic() - started < 1
+
 
 def test_every_attack_at_once_leaves_the_helper_serving(helper: Helper) -> None:
     attacks = [
