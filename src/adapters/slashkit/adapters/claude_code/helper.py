@@ -39,8 +39,10 @@ MAX_HEADERS: Final = 100
 MAX_CONNECTIONS: Final = 32
 #: Seconds a request may take from its first byte to its last, and its answer to be written.
 REQUEST_S: Final = 2.0
-#: Seconds a kept-alive connection may sit idle between requests. Generous: the engine's fetch reuses an idle
-#: connection (measured on Claude Code 2.1.328), and one that closes under it races its next request.
+#: Seconds a kept-alive connection may sit idle between requests. The engine's fetch reuses an idle connection,
+#: and opens a new one once the helper closed it (measured on Claude Code 2.1.328: with this cut to 1 s, two
+#: chains whose model turns took 3 s each ran to their end over five connections). Generous all the same: a
+#: close that crosses the next request on its way is a race the engine's fetch is not known to retry.
 IDLE_S: Final = 600.0
 #: Pause after `accept` failed (descriptors exhausted), instead of spinning on a listener that stays readable.
 ACCEPT_PAUSE_S: Final = 0.1
