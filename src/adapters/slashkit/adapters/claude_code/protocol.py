@@ -419,7 +419,7 @@ def _load(body: bytes) -> Result[Any, str]:
         return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
     try:
         text = body.decode()
-        if _depth(text) > MAX_DEPTH:
+        if _too_deep(text):
             return Failure(f"request nests deeper than {MAX_DEPTH} levels")
         return Success(json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -428,11 +428,14 @@ def _load(body: bytes) -> Result[Any, str]:
         return Failure(str(err))
 
 
-def _depth(text: str) -> int:
-    """Counts how deep arrays and objects nest, before reading: brackets inside strings do not count. On JSON
-    the string pattern finds exactly its strings; on anything else the count may be off, and reading fails."""
+def _too_deep(text: str) -> bool:
+    """Tells whether arrays and objects nest deeper than the bound, before reading; brackets inside strings do
+    not count. On JSON the string pattern finds exactly its strings; on anything else the count may be off, and
+    reading fails anyway."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the usual event: too few brackets to scan for
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0)
+    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > MAX_DEPTH
 
 
 def _int(literal: str) -> int:
