@@ -143,9 +143,11 @@ class TestConnections:
         time.sleep(h.REQUEST_S + 0.5)
         assert helper.event("prompt.submit", text="hi").status == 200
 
-    def test_many_idle_connections_neither_lock_others_out_nor_spin(self) -> None:
-        # 256 descriptors, as the helper had when 258 idle connections exhausted them.
-        helper = Helper(open_files=256)
+    @pytest.mark.parametrize("open_files", [256, 24])
+    def test_many_idle_connections_neither_lock_others_out_nor_spin(self, open_files: int) -> None:
+        # 256 descriptors, as the helper had when 258 idle connections exhausted them; 24, fewer than it would
+        # take connections if it did not count them.
+        helper = Helper(open_files=open_files)
         try:
             idle = [helper.connect() for _ in range(300)]
             time.sleep(0.5)  # let the helper take them all in

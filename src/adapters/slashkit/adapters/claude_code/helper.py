@@ -12,6 +12,7 @@ path: on top of what the helper imports anyway, h11 costs ~7 ms and `http.server
 
 import contextlib
 import os
+import resource
 import signal
 import socket
 import tempfile
@@ -35,7 +36,8 @@ EXIT_PATH: Final = b"/v1/exit"
 MAX_REQUEST_LINE: Final = 8 << 10
 MAX_HEAD: Final = 16 << 10
 MAX_HEADERS: Final = 100
-#: Connections open at once. The engine's fetch keeps one alive and opens more only for requests in parallel.
+#: Connections open at once (fewer when the helper may open fewer than twice as many files). The engine's fetch
+#: keeps one alive and opens more only for requests in parallel.
 MAX_CONNECTIONS: Final = 32
 #: Seconds a request may take from its first byte to its last, and its answer to be written.
 REQUEST_S: Final = 2.0
@@ -125,10 +127,10 @@ class _Connection:
         return request.method, request.target, bytes(body)
 
     def _next_event(self) -> h11.Event:
-        # h11 says PAUSED only past a whole request, and the helper answers one before it reads on: the other
-        # answer is NEED_DATA.
-        while not isinstance(event := self.http.next_event(), h11.Event):
+        while (event := self.http.next_event()) is h11.NEED_DATA:
             self.http.receive_data(self._receive())
+        if not isinstance(event, h11.Event):
+            raise _Gone()  # PAUSED: h11 says it past a whole request only, and the helper answers one first
         return event
 
     def _receive(self) -> bytes:
@@ -200,6 +202,8 @@ class _Server:
         self.listener.bind(self.path)
         self.listener.listen(64)
         self._open: set[_Connection] = set()
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        self.room = MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else max(1, min(MAX_CONNECTIONS, soft // 2))
         self._lock = threading.Lock()
 
     def serve_forever(self) -> None:
@@ -211,14 +215,14 @@ class _Server:
                 continue
             connection = _Connection(sock, self)
             if not self._admit(connection):
-                _busy(sock)
+                _busy(sock, self.room)
                 continue
             threading.Thread(target=connection.serve, daemon=True).start()
 
     def _admit(self, connection: _Connection) -> bool:
         """Makes room for a new connection by closing the one idle longest, if all are taken."""
         with self._lock:
-            if len(self._open) >= MAX_CONNECTIONS:
+            if len(self._open) >= self.room:
                 idle = [c for c in self._open if c.idle_since is not None]
                 if not idle:
                     return False
@@ -242,10 +246,10 @@ class _Server:
             self._open.discard(connection)
 
 
-def _busy(sock: socket.socket) -> None:
+def _busy(sock: socket.socket, room: int) -> None:
     """Answers a connection there is no room for, then closes it."""
     http = h11.Connection(h11.SERVER)
-    body = protocol.encode_error(f"all {MAX_CONNECTIONS} connections are busy")
+    body = protocol.encode_error(f"all {room} connections are busy")
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     headers.append((b"connection", b"close"))
     with contextlib.suppress(OSError), sock:
