@@ -108,7 +108,7 @@ class TestHeads:
         before = helper.rss_kib()
         line = b"x-flood: " + b"a" * 8000 + b"\r\n"
         answered = helper.send(b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\n" + line * 8000 + b"\r\n")
-        refused(answered, 400, "malformed request")
+        refused(answered, 400, f"malformed request: request head is longer than {h.MAX_HEAD} bytes")
         assert helper.rss_kib() - before < 8 * 1024
         helper.still_serves()
 

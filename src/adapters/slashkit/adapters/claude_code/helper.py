@@ -49,7 +49,13 @@ IDLE_S: Final = 600.0
 #: Pause after `accept` failed (descriptors exhausted), instead of spinning on a listener that stays readable.
 ACCEPT_PAUSE_S: Final = 0.1
 
-_REASONS: Final = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 413: b"Content Too Large", 503: b"Busy"}
+_REASONS: Final = {
+    200: b"OK",
+    400: b"Bad Request",
+    404: b"Not Found",
+    413: b"Content Too Large",
+    503: b"Service Unavailable",
+}
 
 
 class _Refusal(Exception):
@@ -91,7 +97,9 @@ class _Connection:
         try:
             method, target, body = self._read_request()
         except h11.RemoteProtocolError as err:
-            return self._send(400, f"malformed request: {err}", close=True)
+            # h11 hints 431 for a head that outgrew its buffer before it ended.
+            why = f"request head is longer than {MAX_HEAD} bytes" if err.error_status_hint == 431 else err
+            return self._send(400, f"malformed request: {why}", close=True)
         except _Refusal as refusal:
             return self._send(refusal.status, refusal.why, close=True)
         if (method, target) == (b"POST", EXIT_PATH):
@@ -112,9 +120,8 @@ class _Connection:
     def _read_request(self) -> tuple[bytes, bytes, bytes]:
         """Reads one whole request: its method, its target and its body."""
         request = self._next_event()
-        if isinstance(request, h11.ConnectionClosed):
-            raise _Gone()
-        assert isinstance(request, h11.Request)
+        if not isinstance(request, h11.Request):
+            raise _Gone()  # ConnectionClosed: h11 says nothing else before a request
         _check_head(request)
         length = next((int(v) for n, v in request.headers if n == b"content-length"), 0)
         if length > protocol.MAX_BODY:
