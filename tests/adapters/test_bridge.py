@@ -44,6 +44,14 @@ class TestDecode:
             (message("timer", token=1, extra=True), "extra fields found (extra)"),
             (message("command.typed", command="a"), "bad command.typed event"),
             (b" " * (p.MAX_BODY + 1), "over the 1048576 byte limit"),
+            (b"[" * 65 + b"]" * 65, "request nests deeper than 64 levels"),
+            (b'"' + b"[" * 100 + b'"', "not a version 1"),
+            (b"\xff{}", "request is not JSON"),
+            (b"[" + b"1" * 4301 + b"]", "a number of more than 32 characters"),
+            (b"[1e400]", "the number 1e400, which is not finite"),
+            (b"[NaN]", "the number NaN, which JSON does not have"),
+            (json.dumps({"v": True, "event": "timer", "e": {"token": 1}}).encode(), "not a version 1"),
+            (json.dumps({"v": 1, "seq": True, "event": "timer", "e": {"token": 1}}).encode(), "seq is True"),
         ],
     )
     def test_a_request_it_cannot_read_is_refused_with_one_line_saying_why(self, body: bytes, why: str) -> None:
@@ -51,6 +59,17 @@ class TestDecode:
         assert not isinstance(decoded, Success)
         assert why in decoded.failure()
         assert "\n" not in decoded.failure()
+
+    def test_a_refused_request_still_names_its_seq_when_it_holds_one(self) -> None:
+        assert p.seq_of(json.dumps({"v": 1, "seq": 7, "event": "timer", "e": {"token": "x"}}).encode()) == 7
+        assert p.seq_of(b'{"seq": true}') is None
+        assert p.seq_of(b"{not json") is None
+
+    def test_an_answer_is_ascii_and_reads_back_to_the_same_strings(self) -> None:
+        text = "\udcff \U0001f600 \u2028"
+        written = p.encode(p.Answer(1, frozenset(), p.Text(text), (p.Log(text),)))
+        assert written.isascii()
+        assert json.loads(written)["reply"]["text"] == json.loads(written)["effects"][0]["text"] == text
 
     def test_every_event_the_mod_sends_is_read(self) -> None:
         assert isinstance(p.decode(message("prompt.submit", text="hi", origin=None)), Success)

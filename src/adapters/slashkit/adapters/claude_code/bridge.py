@@ -128,10 +128,7 @@ class Bridge:
         """Handles one event; events are handled one at a time, in the order the mod sent them (`seq`), even
         when two requests overtake each other on their way."""
         with self._turn:
-            if seq is not None:
-                # A missing event can only be one the mod failed to send, after which it retires this
-                # helper: wait a little for it, then go on.
-                self._turn.wait_for(lambda: self._version >= seq - 1, timeout=ORDER_WAIT_S)
+            self._wait_for_turn(seq)
             before = self._version
             reply = self._dispatch(event)
             self._version += 1
@@ -143,6 +140,24 @@ class Bridge:
             self._turn.notify_all()
             wants = self.chains.wants() | self.self_commands.wants()
             return p.Answer(version=self._version, wants=wants, reply=reply, effects=effects)
+
+    def refused(self, seq: int | None) -> None:
+        """Counts an event the helper could not read as handled, changing nothing else, so the events the mod
+        sent after it do not wait for it. Without a `seq` it is not the mod's, or not readable enough to count."""
+        if seq is None:
+            return
+        with self._turn:
+            self._wait_for_turn(seq)
+            self._version += 1
+            self._turn.notify_all()
+
+    def _wait_for_turn(self, seq: int | None) -> None:
+        if seq is None:
+            return
+        # A missing event is one the mod failed to send (after which it retires this helper) or one the helper
+        # could not read: wait a little for it, then count it as gone, so the events after it wait no more.
+        self._turn.wait_for(lambda: self._version >= seq - 1, timeout=ORDER_WAIT_S)
+        self._version = max(self._version, seq - 1)
 
     # Foresight: what a timer or a run will do, so the mod need not wait a round trip for it. The core is
     # deterministic, so if the helper handles no other event first, the foreseen effects are the effects.

@@ -3,97 +3,265 @@ private directory, prints `READY <socket path>`, and ends with its parent.
 
 Run as `python -m slashkit.adapters.claude_code.helper`. HTTP because the mod can only reach it through
 `$.http.fetch` (measured on Claude Code 2.1.328: ~2 ms a call over a unix socket, keep-alive reused).
+
+HTTP/1.1 is read by h11, a small parser that does no I/O, so every read below has its bound and its timeout
+here. Chosen over the standard library's `http.server` for the helper's start, which is on the first chain's
+path: on top of what the helper imports anyway, h11 costs ~7 ms and `http.server` ~15 ms (it pulls in
+`http.client`, `email` and `ssl`), measured with `python -X importtime` on CPython 3.11.7.
 """
 
 import contextlib
 import os
+import resource
 import signal
-import socketserver
+import socket
 import tempfile
 import threading
 import time
 from typing import Final
 
+import h11
 from returns.result import Failure, Success
 
 from slashkit.adapters.claude_code import protocol
 from slashkit.adapters.claude_code.bridge import Bridge
 from slashkit.adapters.lich_cli import LichEnvironment, LichWhoami, OsEnvironment
 
-#: Longest request line or header line read; the mod's are short.
-MAX_LINE: Final = 8192
-EVENT_PATH: Final = "/v1/event"
-EXIT_PATH: Final = "/v1/exit"
+EVENT_PATH: Final = b"/v1/event"
+EXIT_PATH: Final = b"/v1/exit"
+
+# Bounds. The mod's requests are a request line, about six headers and a body of a few KiB.
+
+#: Longest request line, and longest head (request line and headers together), in bytes.
+MAX_REQUEST_LINE: Final = 8 << 10
+MAX_HEAD: Final = 16 << 10
+MAX_HEADERS: Final = 100
+#: Connections open at once (fewer when the helper may open fewer than twice as many files). The engine's fetch
+#: keeps one alive and opens more only for requests in parallel.
+MAX_CONNECTIONS: Final = 32
+#: Seconds a request may take from its first byte to its last, and its answer to be written.
+REQUEST_S: Final = 2.0
+#: Seconds a kept-alive connection may sit idle between requests. The engine's fetch reuses an idle connection,
+#: and opens a new one once the helper closed it (measured on Claude Code 2.1.328: with this cut to 1 s, two
+#: chains whose model turns took 3 s each ran to their end over five connections). Generous all the same: a
+#: close that crosses the next request on its way is a race the engine's fetch is not known to retry.
+IDLE_S: Final = 600.0
+#: Pause after `accept` failed (descriptors exhausted), instead of spinning on a listener that stays readable.
+ACCEPT_PAUSE_S: Final = 0.1
+
+_REASONS: Final = {
+    200: b"OK",
+    400: b"Bad Request",
+    404: b"Not Found",
+    413: b"Content Too Large",
+    503: b"Service Unavailable",
+}
 
 
-class _Handler(socketserver.StreamRequestHandler):
-    """One keep-alive connection from the engine: requests are read and answered in turn."""
+class _Refusal(Exception):
+    """A request the helper answers with an error and then closes the connection on."""
 
-    server: "_Server"
+    def __init__(self, status: int, why: str) -> None:
+        super().__init__(why)
+        self.status = status
+        self.why = why
 
-    def handle(self) -> None:
-        while self._one_request():
-            pass
+
+class _Gone(Exception):
+    """The connection ended between requests: closed by its peer, idle too long, or closed to make room."""
+
+
+class _Connection:
+    """One connection from the engine: requests are read and answered in turn, within the bounds above."""
+
+    def __init__(self, sock: socket.socket, server: "_Server") -> None:
+        self.sock = sock
+        self.server = server
+        self.http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        #: When the request being read must be complete; None between requests.
+        self.deadline: float | None = None
+        #: Since when the connection waits for a request; None while one is read or answered.
+        self.idle_since: float | None = time.monotonic()
+
+    def serve(self) -> None:
+        try:
+            while self._one_request():
+                pass
+        except (_Gone, OSError):
+            pass  # nothing to answer, or no one left to answer
+        finally:
+            self.server.closed(self)
+            self.sock.close()
 
     def _one_request(self) -> bool:
-        line = self.rfile.readline(MAX_LINE + 1)
-        if not line:
-            return False
-        method, _, rest = line.decode("latin-1").partition(" ")
-        path = rest.split(" ", 1)[0]
-        headers = self._headers()
-        if headers is None:
-            return self._send(400, protocol.encode_error("malformed request headers"), close=True)
-        length = headers.get("content-length", "0")
-        if not length.isdigit():
-            return self._send(400, protocol.encode_error("content-length is required"), close=True)
-        if int(length) > protocol.MAX_BODY:
-            message = f"request of {length} bytes is over the {protocol.MAX_BODY} byte limit"
-            return self._send(413, protocol.encode_error(message), close=True)
-        body = self.rfile.read(int(length))
-        if method == "POST" and path == EXIT_PATH:
-            self._send(200, b"{}", close=True)
+        try:
+            method, target, body = self._read_request()
+        except h11.RemoteProtocolError as err:
+            # h11 hints 431 for a head that outgrew its buffer before it ended.
+            why = f"request head is longer than {MAX_HEAD} bytes" if err.error_status_hint == 431 else err
+            return self._send(400, f"malformed request: {why}", close=True)
+        except _Refusal as refusal:
+            return self._send(refusal.status, refusal.why, close=True)
+        if (method, target) == (b"POST", EXIT_PATH):
+            self._send(200, None, close=True)
             _exit(self.server.directory)
-        if method != "POST" or path != EVENT_PATH:
-            return self._send(404, protocol.encode_error(f"no {method} {path}; POST {EVENT_PATH}"))
+        if (method, target) != (b"POST", EVENT_PATH):
+            asked = f"{method.decode('latin-1')} {target.decode('latin-1')}"
+            return self._send(404, f"no {asked}; POST {EVENT_PATH.decode()}")
         match protocol.decode(body):
             case Success(request):
-                answer = self.server.bridge.handle(request.event, request.seq)
-                return self._send(200, protocol.encode(answer))
+                return self._write(200, protocol.encode(self.server.bridge.handle(request.event, request.seq)))
             case Failure(why):
                 # A request the helper cannot read changes nothing; the mod logs the error and goes on.
-                return self._send(400, protocol.encode_error(why))
+                self.server.bridge.refused(protocol.seq_of(body))
+                return self._send(400, why)
         return False
 
-    def _headers(self) -> dict[str, str] | None:
-        headers: dict[str, str] = {}
-        while True:
-            line = self.rfile.readline(MAX_LINE + 1)
-            if line in (b"\r\n", b"\n"):
-                return headers
-            name, colon, value = line.decode("latin-1").partition(":")
-            if not colon or len(line) > MAX_LINE:
-                return None
-            headers[name.strip().lower()] = value.strip()
+    def _read_request(self) -> tuple[bytes, bytes, bytes]:
+        """Reads one whole request: its method, its target and its body."""
+        request = self._next_event()
+        if not isinstance(request, h11.Request):
+            raise _Gone()  # ConnectionClosed: h11 says nothing else before a request
+        _check_head(request)
+        length = next((int(v) for n, v in request.headers if n == b"content-length"), 0)
+        if length > protocol.MAX_BODY:
+            raise _Refusal(413, f"request of {length} bytes is over the {protocol.MAX_BODY} byte limit")
+        body = bytearray()
+        while isinstance(part := self._next_event(), h11.Data):
+            body += part.data
+            if len(body) > protocol.MAX_BODY:
+                raise _Refusal(413, f"request is over the {protocol.MAX_BODY} byte limit")
+        return request.method, request.target, bytes(body)
 
-    def _send(self, status: int, body: bytes, close: bool = False) -> bool:
-        reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Content Too Large"}[status]
-        head = (
-            f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
-            f"content-length: {len(body)}\r\nconnection: {'close' if close else 'keep-alive'}\r\n\r\n"
+    def _next_event(self) -> h11.Event:
+        while (event := self.http.next_event()) is h11.NEED_DATA:
+            self.http.receive_data(self._receive())
+        if not isinstance(event, h11.Event):
+            raise _Gone()  # PAUSED: h11 says it past a whole request only, and the helper answers one first
+        return event
+
+    def _receive(self) -> bytes:
+        self.sock.settimeout(self._wait())
+        try:
+            data = self.sock.recv(64 << 10)
+        except TimeoutError:
+            if self.deadline is None:
+                raise _Gone() from None
+            raise _Refusal(400, f"request not complete within {REQUEST_S:g} s") from None
+        self._started()
+        return data
+
+    def _wait(self) -> float:
+        """How long the next read may wait: idle time between requests, what is left of the deadline within one."""
+        if self.deadline is None:
+            return IDLE_S
+        return max(self.deadline - time.monotonic(), 0.001)
+
+    def _started(self) -> None:
+        if self.deadline is None:
+            self.deadline = time.monotonic() + REQUEST_S
+            self.server.busy(self)
+
+    def _send(self, status: int, why: str | None, close: bool = False) -> bool:
+        return self._write(status, b"{}" if why is None else protocol.encode_error(_one_line(why)), close)
+
+    def _write(self, status: int, body: bytes, close: bool = False) -> bool:
+        """Writes one answer; tells whether the connection goes on to the next request."""
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+        if close:
+            headers.append((b"connection", b"close"))
+        response = h11.Response(status_code=status, headers=headers, reason=_REASONS[status])
+        self.sock.settimeout(REQUEST_S)
+        self.sock.sendall(
+            b"".join(self.http.send(e) or b"" for e in (response, h11.Data(data=body), h11.EndOfMessage()))
         )
-        self.wfile.write(head.encode("latin-1") + body)
-        self.wfile.flush()
-        return not close
+        if close or self.http.our_state is not h11.DONE or self.http.their_state is not h11.DONE:
+            return False
+        self.http.start_next_cycle()
+        self.deadline = None
+        self.server.idle(self)
+        return True
 
 
-class _Server(socketserver.ThreadingUnixStreamServer):
-    daemon_threads = True
+def _check_head(request: h11.Request) -> None:
+    """Refuses a head past the bounds: h11 bounds a head it has not seen whole, not one that came in one read."""
+    line = len(request.method) + len(request.target) + len(b"  HTTP/1.1")
+    if line > MAX_REQUEST_LINE:
+        raise _Refusal(400, f"request line is longer than {MAX_REQUEST_LINE} bytes")
+    if len(request.headers) > MAX_HEADERS:
+        raise _Refusal(400, f"request has more than {MAX_HEADERS} header lines")
+    if line + sum(len(name) + len(value) + 4 for name, value in request.headers) > MAX_HEAD:
+        raise _Refusal(400, f"request head is longer than {MAX_HEAD} bytes")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class _Server:
+    """The listening socket, the bridge, and the connections open on it."""
 
     def __init__(self, directory: str, bridge: Bridge) -> None:
-        super().__init__(os.path.join(directory, "s"), _Handler)
         self.directory = directory
         self.bridge = bridge
+        self.path = os.path.join(directory, "s")
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.path)
+        self.listener.listen(64)
+        self._open: set[_Connection] = set()
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        self.room = MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else max(1, min(MAX_CONNECTIONS, soft // 2))
+        self._lock = threading.Lock()
+
+    def serve_forever(self) -> None:
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except OSError:
+                time.sleep(ACCEPT_PAUSE_S)
+                continue
+            connection = _Connection(sock, self)
+            if not self._admit(connection):
+                _busy(sock, self.room)
+                continue
+            threading.Thread(target=connection.serve, daemon=True).start()
+
+    def _admit(self, connection: _Connection) -> bool:
+        """Makes room for a new connection by closing the one idle longest, if all are taken."""
+        with self._lock:
+            if len(self._open) >= self.room:
+                idle = [c for c in self._open if c.idle_since is not None]
+                if not idle:
+                    return False
+                oldest = min(idle, key=lambda c: c.idle_since or 0.0)
+                self._open.discard(oldest)
+                with contextlib.suppress(OSError):
+                    oldest.sock.shutdown(socket.SHUT_RDWR)  # its read ends, and its thread with it
+            self._open.add(connection)
+            return True
+
+    def busy(self, connection: _Connection) -> None:
+        with self._lock:
+            connection.idle_since = None
+
+    def idle(self, connection: _Connection) -> None:
+        with self._lock:
+            connection.idle_since = time.monotonic()
+
+    def closed(self, connection: _Connection) -> None:
+        with self._lock:
+            self._open.discard(connection)
+
+
+def _busy(sock: socket.socket, room: int) -> None:
+    """Answers a connection there is no room for, then closes it."""
+    http = h11.Connection(h11.SERVER)
+    body = protocol.encode_error(f"all {room} connections are busy")
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    headers.append((b"connection", b"close"))
+    with contextlib.suppress(OSError), sock:
+        sock.settimeout(REQUEST_S)
+        sock.sendall((http.send(h11.Response(status_code=503, headers=headers, reason=_REASONS[503])) or b"") + body)
 
 
 def _watch_parent(directory: str, parent: int) -> None:
@@ -125,9 +293,9 @@ def main() -> None:
     for ending in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(ending, lambda *_: _exit(directory))
     threading.Thread(target=_watch_parent, args=(directory, os.getppid()), daemon=True).start()
-    print(f"READY {server.server_address}", flush=True)
+    print(f"READY {server.path}", flush=True)
     try:
-        server.serve_forever(poll_interval=0.5)
+        server.serve_forever()
     finally:
         _exit(directory)
 

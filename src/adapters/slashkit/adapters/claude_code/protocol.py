@@ -2,6 +2,9 @@
 replies and effects it gets back, and the one cattrs converter that reads and writes them."""
 
 import json
+import math
+import re
+from itertools import accumulate
 from typing import Any, ClassVar, Final
 
 from attrs import frozen
@@ -13,6 +16,12 @@ from returns.result import Failure, Result, Success
 VERSION: Final = 1
 #: A request larger than this is refused: no engine event comes near it (tool descriptions are a few KiB).
 MAX_BODY: Final = 1 << 20
+#: Deepest nesting of arrays and objects read: an event nests 3 deep, and a value the model chose (a fail
+#: reason, a stored setting) has room below that; 1,000 deep overflowed the JSON reader's recursion.
+MAX_DEPTH: Final = 64
+#: Longest number literal read, in characters: JavaScript's JSON.stringify writes none longer than 24
+#: (`-1.7976931348623157e+308`), and an integer of more than 4,300 digits is more than Python will convert.
+MAX_NUMBER: Final = 32
 
 # Events (mod → helper); field names are the engine's
 
@@ -349,29 +358,36 @@ def _with_kind(value: Effect | Answered) -> dict[str, Any]:
 
 def decode(body: bytes) -> Result[Request, str]:
     """Reads one request body; a Failure says, in one line, what is wrong with it."""
-    if len(body) > MAX_BODY:
-        return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
-    try:
-        message = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        return Failure(f"request is not JSON: {err}")
-    if not isinstance(message, dict) or message.get("v") != VERSION:
+    return _load(body).bind(_request)
+
+
+def _request(message: Any) -> Result[Request, str]:
+    if not isinstance(message, dict) or not _whole(message.get("v"), VERSION):
         return Failure(f"request is not a version {VERSION} bridge message")
     name = message.get("event")
     kind = EVENTS.get(name) if isinstance(name, str) else None
     if kind is None:
         return Failure(f"unknown event {name!r}")
     seq = message.get("seq")
-    if seq is not None and type(seq) is not int:
-        return Failure(f"seq is {seq!r}, not a whole number")
+    if seq is not None and not _whole(seq):
+        return Failure(f"seq is {seq!r}, not a whole number from 1")
     try:
         return Success(Request(seq, _converter.structure(message.get("e"), kind)))
     except (ClassValidationError, TypeError, ValueError, AttributeError) as err:
-        return Failure(f"bad {message['event']} event: {_explain(err)}")
+        return Failure(f"bad {name} event: {_explain(err)}")
+
+
+def seq_of(body: bytes) -> int | None:
+    """Reads the `seq` of a request `decode` refused, when the body is readable enough to hold one."""
+    match _load(body):
+        case Success({"seq": seq}) if _whole(seq):
+            return int(seq)
+    return None
 
 
 def encode(answer: Answer) -> bytes:
-    """Writes one answer."""
+    """Writes one answer, as ASCII: a string holding a lone surrogate (which JSON can carry and Python reads)
+    goes back as a `\\udcff` escape that JavaScript's JSON.parse reads as the same string."""
     return json.dumps(
         {
             "v": VERSION,
@@ -380,13 +396,75 @@ def encode(answer: Answer) -> bytes:
             "reply": None if answer.reply is None else _with_kind(answer.reply),
             "effects": [_with_kind(effect) for effect in answer.effects],
         },
-        ensure_ascii=False,
     ).encode()
 
 
 def encode_error(message: str) -> bytes:
     """Writes the answer to a request the helper could not read."""
-    return json.dumps({"v": VERSION, "error": message}, ensure_ascii=False).encode()
+    return json.dumps({"v": VERSION, "error": message}).encode()
+
+
+# Reading JSON within bounds
+
+_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]")
+_NESTING: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class _Unreadable(Exception):
+    """A JSON value past a bound, raised from inside the JSON reader."""
+
+
+def _load(body: bytes) -> Result[Any, str]:
+    """Reads a JSON body within the bounds: size, nesting depth, number length, finite numbers."""
+    if len(body) > MAX_BODY:
+        return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
+    try:
+        text = body.decode()
+        if _too_deep(text):
+            return Failure(f"request nests deeper than {MAX_DEPTH} levels")
+        return Success(json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        return Failure(f"request is not JSON: {err}")
+    except _Unreadable as err:
+        return Failure(str(err))
+
+
+def _too_deep(text: str) -> bool:
+    """Tells whether arrays and objects nest deeper than the bound, before reading; brackets inside strings do
+    not count. On JSON the string pattern finds exactly its strings; on anything else the count may be off, and
+    reading fails anyway."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the usual event: too few brackets to scan for
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > MAX_DEPTH
+
+
+def _int(literal: str) -> int:
+    _short(literal)
+    return int(literal)
+
+
+def _float(literal: str) -> float:
+    _short(literal)
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _Unreadable(f"request holds the number {literal}, which is not finite")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise _Unreadable(f"request holds the number {name}, which JSON does not have")
+
+
+def _short(literal: str) -> None:
+    if len(literal) > MAX_NUMBER:
+        raise _Unreadable(f"request holds a number of more than {MAX_NUMBER} characters")
+
+
+def _whole(value: object, only: int | None = None) -> bool:
+    """Tells whether a JSON value is a whole number from 1 (and `only`, if given): not true, not 1.0."""
+    return type(value) is int and value >= 1 and (only is None or value == only)
 
 
 def _explain(err: Exception) -> str:

@@ -1,0 +1,213 @@
+"""The resident helper under hostile requests, over its real socket: every request gets an answer (400 or 413 with
+one line saying why, 503 when no connection is free), what it reads is bounded, and a normal event is answered
+afterwards. Each test is one attack that closed the connection without an answer, or grew or stalled the helper,
+before the helper read HTTP with h11 (issue 7)."""
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from slashkit.adapters.claude_code import helper as h
+from slashkit.adapters.claude_code import protocol as p
+from tests.adapters.helper_client import Answered, Helper, read_answer
+
+
+@pytest.fixture
+def helper() -> Iterator[Helper]:
+    started = Helper()
+    yield started
+    stderr = started.stop()
+    assert "Traceback" not in stderr, stderr
+
+
+def event_body(**message: object) -> bytes:
+    return json.dumps({"v": 1, "event": "prompt.submit", "e": {"text": "hi"}, **message}).encode()
+
+
+def refused(answered: Answered, status: int, why: str) -> None:
+    assert answered.status == status, answered
+    assert answered.body["v"] == 1
+    error = answered.body["error"]
+    assert isinstance(error, str)
+    assert why in error
+    assert "\n" not in error
+    assert answered.raw.count(b"\n") == 0
+
+
+class TestBodies:
+    def test_json_nested_a_thousand_deep_is_refused(self, helper: Helper) -> None:
+        deep = b"[" * 1000 + b"]" * 1000
+        status, answer = helper.request(b'{"v": 1, "event": "prompt.submit", "e": {"text": ' + deep + b"}}")
+        assert (status, answer["error"]) == (400, f"request nests deeper than {p.MAX_DEPTH} levels")
+        helper.still_serves()
+
+    def test_brackets_inside_strings_do_not_count_as_nesting(self, helper: Helper) -> None:
+        answered = helper.event("prompt.submit", text='[{"\\' * 5000, origin="composer")
+        assert answered.status == 200, answered
+
+    @pytest.mark.parametrize(
+        "number",
+        ["1" * 4301, "-" + "9" * 40, "0." + "1" * 40, "1e999", "-1e999", "NaN", "Infinity", "-Infinity"],
+    )
+    def test_a_number_too_long_or_not_finite_is_refused(self, helper: Helper, number: str) -> None:
+        body = b'{"v": 1, "event": "timer", "e": {"token": ' + number.encode() + b"}}"
+        status, answer = helper.request(body)
+        assert status == 400
+        assert "number" in str(answer["error"])
+        helper.still_serves()
+
+    def test_the_longest_numbers_javascript_writes_are_read(self, helper: Helper) -> None:
+        # JSON.stringify writes at most 17 significant digits and an exponent: -1.7976931348623157e+308.
+        answered = helper.event("tool.fail", reason=[-1.7976931348623157e308, 5e-324, 123456789012345678901])
+        assert answered.status == 200, answered
+
+    @pytest.mark.parametrize(
+        "message",
+        [{"v": True}, {"v": 1.0}, {"v": "1"}, {"seq": True}, {"seq": 1.0}, {"seq": 0}, {"seq": -3}],
+        ids=repr,
+    )
+    def test_version_and_seq_take_whole_numbers_only(self, helper: Helper, message: dict[str, object]) -> None:
+        status, answer = helper.request(event_body(**message))
+        assert status == 400, answer
+        helper.still_serves()
+
+    @pytest.mark.parametrize("text", ["\udcff", "a\ud800b", "\udfff\ud800", "\U0001f600 \u2028"])
+    def test_any_json_string_goes_through_to_the_core_and_back(self, helper: Helper, text: str) -> None:
+        args = f"<{text}>"
+        answered = helper.event("command.typed", command="cost", args=f"{args} && /context", origin="composer")
+        assert answered.status == 200, answered
+        assert answered.raw.isascii()
+        assert answered.body["effects"] == [{"kind": "log", "text": f"1/2: /cost {args}"}]
+        reply = answered.body["reply"]
+        assert isinstance(reply, dict)
+        assert reply["args"] == args
+
+    def test_a_body_over_a_mebibyte_is_refused_before_it_is_read(self, helper: Helper) -> None:
+        status, answer = helper.request(b"", length=2 << 20)
+        assert (status, answer["error"]) == (413, "request of 2097152 bytes is over the 1048576 byte limit")
+        helper.still_serves()
+
+    def test_a_chunked_body_over_a_mebibyte_is_refused(self, helper: Helper) -> None:
+        head = b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ntransfer-encoding: chunked\r\n\r\n"
+        chunk = b"%x\r\n%s\r\n" % (1 << 16, b" " * (1 << 16))
+        refused(helper.send(head + chunk * 17), 413, "over the 1048576 byte limit")
+        helper.still_serves()
+
+
+class TestHeads:
+    @pytest.mark.parametrize("length", ["\u00b2", "\u0663", "1 2", "-1", "0x10", "+5"])
+    def test_a_content_length_that_is_not_ascii_digits_is_refused(self, helper: Helper, length: str) -> None:
+        head = f"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: {length}\r\n\r\n"
+        refused(helper.send(head.encode() + b"{}"), 400, "malformed request")
+        helper.still_serves()
+
+    def test_a_flood_of_header_lines_is_refused_and_memory_stays_bounded(self, helper: Helper) -> None:
+        before = helper.rss_kib()
+        line = b"x-flood: " + b"a" * 8000 + b"\r\n"
+        answered = helper.send(b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\n" + line * 8000 + b"\r\n")
+        refused(answered, 400, f"malformed request: request head is longer than {h.MAX_HEAD} bytes")
+        assert helper.rss_kib() - before < 8 * 1024
+        helper.still_serves()
+
+    def test_too_many_header_lines_are_refused(self, helper: Helper) -> None:
+        lines = b"".join(b"x-%d: 1\r\n" % i for i in range(h.MAX_HEADERS + 1))
+        head = b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\n" + lines + b"content-length: 2\r\n\r\n"
+        answered = helper.send(head + b"{}")
+        refused(answered, 400, f"more than {h.MAX_HEADERS} header lines")
+        helper.still_serves()
+
+    def test_a_long_request_line_is_refused(self, helper: Helper) -> None:
+        answered = helper.send(b"POST /" + b"a" * h.MAX_REQUEST_LINE + b" HTTP/1.1\r\nhost: slashkit\r\n\r\n")
+        refused(answered, 400, f"request line is longer than {h.MAX_REQUEST_LINE} bytes")
+        helper.still_serves()
+
+    def test_bytes_that_are_not_http_are_refused(self, helper: Helper) -> None:
+        refused(helper.send(b"\x00\xff\r\n\r\n"), 400, "malformed request")
+        helper.still_serves()
+
+
+class TestConnections:
+    def test_a_stalled_request_times_out_while_others_are_served(self, helper: Helper) -> None:
+        started = time.monotonic()
+        helper.connection.sendall(b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: 100\r\n\r\n{")
+        helper.still_serves()
+        refused(read_answer(helper.connection), 400, f"request not complete within {h.REQUEST_S:g} s")
+        assert h.REQUEST_S <= time.monotonic() - started < h.REQUEST_S + 2
+        helper.still_serves()
+
+    def test_an_idle_keep_alive_connection_outlives_the_request_timeout(self, helper: Helper) -> None:
+        assert helper.event("prompt.submit", text="hi").status == 200
+        time.sleep(h.REQUEST_S + 0.5)
+        assert helper.event("prompt.submit", text="hi").status == 200
+
+    @pytest.mark.parametrize("open_files", [256, 24])
+    def test_many_idle_connections_neither_lock_others_out_nor_spin(self, open_files: int) -> None:
+        # 256 descriptors, as the helper had when 258 idle connections exhausted them; 24, fewer than it would
+        # take connections if it did not count them.
+        helper = Helper(open_files=open_files)
+        try:
+            idle = [helper.connect() for _ in range(300)]
+            time.sleep(0.5)  # let the helper take them all in
+            ticks = helper.cpu_ticks()
+            time.sleep(2)
+            assert helper.cpu_ticks() - ticks < 20  # 0.2 s of CPU in 2 s (clock ticks are 1/100 s)
+            helper.still_serves()
+            helper.still_serves()
+            for connection in idle:
+                connection.close()
+        finally:
+            assert "Traceback" not in helper.stop()
+
+    def test_a_connection_over_the_limit_is_answered_503_when_all_are_busy(self, helper: Helper) -> None:
+        busy = [helper.connect() for _ in range(h.MAX_CONNECTIONS)]
+        for connection in busy:
+            connection.sendall(b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: 10\r\n\r\n")
+        time.sleep(0.3)
+        helper.connection = helper.connect()  # the first one, idle, made room for the busy ones
+        status, answer = helper.request(b"{}")
+        assert (status, answer["error"]) == (503, f"all {h.MAX_CONNECTIONS} connections are busy")
+        time.sleep(h.REQUEST_S)
+        helper.still_serves()
+
+    def test_a_refused_event_does_not_hold_back_the_events_after_it(self, helper: Helper) -> None:
+        assert helper.request(event_body(seq=1))[0] == 200
+        assert helper.request(b'{"v": 1, "seq": 2, "event": "timer", "e": {"token": "x"}}')[0] == 400
+        started = time.monotonic()
+        status, answer = helper.request(event_body(seq=3))
+        assert (status, answer["version"]) == (200, 3)
+        assert time.monotonic() - started < 1
+
+    def test_an_unreadable_event_holds_back_only_the_next_one(self, helper: Helper) -> None:
+        assert helper.request(event_body(seq=1))[0] == 200
+        assert helper.request(b"{not json")[0] == 400  # the mod's seq 2, for all the helper can tell
+        assert helper.request(event_body(seq=3)) == (
+            200,
+            {"v": 1, "version": 3, "wants": [], "reply": None, "effects": []},
+        )
+        started = time.monotonic()
+        assert helper.request(event_body(seq=4))[1]["version"] == 4
+        assert time.monotonic() - started < 1
+
+
+def test_every_attack_at_once_leaves_the_helper_serving(helper: Helper) -> None:
+    attacks = [
+        b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: \xc2\xb2\r\n\r\n",
+        b"GET / HTTP/1.1\r\n" + b"x: y\r\n" * 5000 + b"\r\n",
+        b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: 5\r\n\r\n" + b"[" * 5,
+    ]
+    answers: list[int] = []
+
+    def attack(data: bytes) -> None:
+        connection = helper.connect()
+        answers.append(helper.send(data, connection).status)
+
+    threads = [threading.Thread(target=attack, args=(data,)) for data in attacks * 5]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answers) == [400] * 15
+    helper.still_serves()
