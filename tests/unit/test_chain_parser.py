@@ -1,5 +1,5 @@
 """The chain parser: `&& /<name>` splits typed arguments, as seed 003's `parseChain` does, with JavaScript's
-whitespace and trim (design.md, "Parsing")."""
+whitespace and trim (`slashkit.core.js_text`)."""
 
 import re
 

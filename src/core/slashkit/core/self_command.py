@@ -20,7 +20,7 @@ SKILL_TOOL: Final = "Skill"
 CONTROL_TOOL: Final = "mcp__lich__control_session"
 
 #: Never run: run from a mod, the engine saves what they set as the default for every new session
-#: (measured on Claude Code 2.1.288 and 2.1.289, per seed 000).
+#: (measured on Claude Code 2.1.288 and 2.1.289).
 REFUSED: Final = frozenset({"model", "effort"})
 
 
