@@ -2,7 +2,10 @@
 memory, a whole `claude -p "/cost && /context"` run against the seed's in-process mod, and the Python
 processes a session with no chain starts. Prints a Markdown report; docs/performance.md holds the last one.
 
-Run with `scripts/bench` (it sets everything up first). Needs the pinned Claude Code CLI and ../shared/seeds.
+Run with `scripts/bench` (it sets everything up first). Needs the pinned Claude Code CLI and seed 003, the
+reference mod, which lives outside the repository (docs/architecture.md, "The reference mod"): in the folder
+SLASHKIT_SEEDS names, else in ../shared/seeds beside the clone. Without it the benchmark stops, saying where it
+looked.
 """
 
 import http.client
@@ -23,9 +26,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.support import seed as reference  # noqa: E402
 from tests.support.claude_cli import Isolation, claude_path, isolated_env  # noqa: E402
 from tests.support.model_server import ModelServer, Turn, text, tool_use  # noqa: E402
-from tests.support.seed_reference import PARSE_CHAIN_JS  # noqa: E402
 
 from slashkit.adapters.claude_code.plugins import plugin_dir  # noqa: E402
 from slashkit.core.chain import parse_chain  # noqa: E402
@@ -47,10 +50,9 @@ def corpus(size: int, seed: int = 3) -> list[str]:
     return out
 
 
-NODE_PARSER = (
-    "const fs = require('fs')\n"
-    + PARSE_CHAIN_JS
-    + r"""
+# Times the seed's parseChain, which comes before it, on the strings in the file in argv[1].
+NODE_PARSER = r"""
+const fs = require('fs')
 const strings = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'))
 const rounds = Number(process.argv[2])
 let best = Infinity
@@ -61,10 +63,9 @@ for (let r = 0; r < rounds; r++) {
 }
 console.log(best / strings.length)
 """
-)
 
 
-def parser_ns(strings: list[str], rounds: int = 20) -> tuple[float, float]:
+def parser_ns(strings: list[str], seed_path: Path, rounds: int = 20) -> tuple[float, float]:
     """Nanoseconds per string, best of `rounds`: (Python parse_chain, the reference under Node)."""
     best = float("inf")
     for _ in range(rounds):
@@ -74,7 +75,8 @@ def parser_ns(strings: list[str], rounds: int = 20) -> tuple[float, float]:
         best = min(best, time.perf_counter_ns() - start)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(strings, f)
-    node = subprocess.run(["node", "-e", NODE_PARSER, f.name, str(rounds)], capture_output=True, text=True, check=True)
+    script = reference.parser_js(reference.seed_sources(seed_path)["chain.ts"]) + NODE_PARSER
+    node = subprocess.run(["node", "-e", script, f.name, str(rounds)], capture_output=True, text=True, check=True)
     os.unlink(f.name)
     return best / len(strings), float(node.stdout)
 
@@ -145,18 +147,18 @@ def _peak_kib(pid: int) -> int:
 # Whole runs of the real CLI
 
 
-def seed_plugin(into: Path) -> Path:
-    """Lays out the seed's TypeScript mod from ../shared/seeds (never committed as a copy)."""
+def seed_plugin(into: Path, seed_path: Path) -> Path:
+    """Lays out the seed's TypeScript mod from seed 003 (never committed as a copy)."""
     script = ROOT / "scripts" / "seed_plugin.py"
-    subprocess.run([sys.executable, str(script), str(into)], check=True, capture_output=True)
+    subprocess.run([sys.executable, str(script), str(into), str(seed_path)], check=True, capture_output=True)
     return into
 
 
-def whole_runs(rounds: int, base: Path) -> dict[str, dict[str, list[float]]]:
+def whole_runs(rounds: int, base: Path, seed_path: Path) -> dict[str, dict[str, list[float]]]:
     """Times `claude -p "/cost && /context"` with slashkit's plugin and with the seed's, interleaved; each
     run is filed as complete (both steps ran: the chain's last line came) or cut short by `-p`'s exit."""
     ours = plugin_dir("slash-chain", base / "ours")
-    seed = seed_plugin(base / "seed")
+    seed = seed_plugin(base / "seed", seed_path)
     times: dict[str, dict[str, list[float]]] = {name: {"complete": [], "cut": []} for name in ("slashkit", "seed")}
     project = base / "project"
     project.mkdir()
@@ -235,10 +237,13 @@ def processes_without_chain(base: Path) -> dict[str, int]:
 def main() -> None:
     """Runs every benchmark and prints the report."""
     rounds = int(os.environ.get("SLASHKIT_BENCH_ROUNDS", "10"))
+    seed_path = reference.seed_path()
+    if not seed_path.is_file():
+        raise SystemExit(f"bench: {reference.missing_reason(seed_path)}")
     out: list[str] = []
     say: Callable[[str], None] = out.append
     strings = corpus(10_000)
-    python_ns, node_ns = parser_ns(strings)
+    python_ns, node_ns = parser_ns(strings, seed_path)
     say(f"- parser, {len(strings)} strings, best of 20: Python {python_ns:.0f} ns/string, Node {node_ns:.0f} ns/string")
     helper = helper_round_trips(2000)
     say(
@@ -254,7 +259,7 @@ def main() -> None:
         )
         quiet = processes_without_chain(base)
         say(f"- session with no chain (a prompt with a Skill call, then /cost): {quiet['spawns']} processes started")
-        runs = whole_runs(rounds, base)
+        runs = whole_runs(rounds, base, seed_path)
         for name, kinds in runs.items():
             say(
                 f'- `claude -p "/cost && /context"` with {name}: {len(kinds["complete"])} complete runs, median '

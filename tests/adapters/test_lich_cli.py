@@ -1,5 +1,7 @@
 """Tests for the lich CLI adapter, run against a fake lich executable in real processes."""
 
+import json
+import resource
 import time
 from pathlib import Path
 
@@ -10,6 +12,7 @@ from slashkit.adapters.lich_cli import (
     NO_BIN_WHY,
     NO_IDENTITY_WHY,
     NOT_JSON_WHY,
+    OUTPUT_CAP,
     LichEnvironment,
     LichWhoami,
     OsEnvironment,
@@ -17,9 +20,25 @@ from slashkit.adapters.lich_cli import (
 from slashkit.core.ports import Identity
 from tests.support.fake_lich import WHOAMI, FakeLich, Mode, write_fake_lich
 
+#: The most a run may take under the 2 s timeout: the kill, the reaping and a loaded machine's start-up of the
+#: fake fit in the rest (measured on a 2-core Linux VM under load: 2.00-2.07 s for a run killed at the deadline).
+WITHIN_TIMEOUT = 3.5
+
 
 def ask(fake: FakeLich) -> object:
     return LichWhoami(LichEnvironment(session_id="lich-1", bin=str(fake.path), prompt_lang=None)).whoami()
+
+
+def timed_ask(fake: FakeLich) -> tuple[object, float]:
+    """Asks the fake and says how many seconds the answer took."""
+    started = time.monotonic()
+    outcome = ask(fake)
+    return outcome, time.monotonic() - started
+
+
+def peak_rss_mib() -> float:
+    """The test process's peak resident memory so far, in MiB (Linux counts ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def is_gone(pid: int) -> bool:
@@ -48,9 +67,25 @@ class TestLichWhoami:
 
     def test_a_hung_lich_is_killed_with_its_children_within_the_timeout(self, tmp_path: Path) -> None:
         fake = write_fake_lich(tmp_path, "hang")
-        started = time.monotonic()
-        outcome = ask(fake)
-        assert time.monotonic() - started < 5
+        outcome, seconds = timed_ask(fake)
+        assert seconds < WITHIN_TIMEOUT
+        assert outcome == Failure("lich whoami did not answer within 2 s")
+        [run] = fake.invocations()
+        assert len(run.pids) == 2
+        assert all(map(is_gone, run.pids))
+
+    def test_a_lich_that_keeps_writing_below_the_cap_is_killed_at_the_timeout(self, tmp_path: Path) -> None:
+        fake = write_fake_lich(tmp_path, "trickle")
+        outcome, seconds = timed_ask(fake)
+        assert seconds < WITHIN_TIMEOUT
+        assert outcome == Failure("lich whoami did not answer within 2 s")
+        [run] = fake.invocations()
+        assert all(map(is_gone, run.pids))
+
+    def test_a_grandchild_holding_the_pipes_after_lich_exited_is_killed_at_the_timeout(self, tmp_path: Path) -> None:
+        fake = write_fake_lich(tmp_path, "orphan")
+        outcome, seconds = timed_ask(fake)
+        assert seconds < WITHIN_TIMEOUT
         assert outcome == Failure("lich whoami did not answer within 2 s")
         [run] = fake.invocations()
         assert len(run.pids) == 2
@@ -92,6 +127,76 @@ class TestLichWhoami:
         monkeypatch.setenv("PATH", str(tmp_path))
         env = LichEnvironment.from_environ({"LICH_SESSION_ID": "lich-1"})
         assert LichWhoami(env).whoami() == Failure(NO_BIN_WHY)
+        assert fake.invocations() == []
+
+
+class TestLichWhoamiBoundsWhatItReads:
+    """Whoami answers in a few hundred bytes; past OUTPUT_CAP on either stream lich is stopped and ignored."""
+
+    def test_endless_stdout_is_stopped_at_the_cap_long_before_the_timeout(self, tmp_path: Path) -> None:
+        fake = write_fake_lich(tmp_path, "flood-stdout")
+        peak_before = peak_rss_mib()
+        outcome, seconds = timed_ask(fake)
+        assert outcome == Failure("lich whoami wrote more than 64 KiB to stdout, so it was stopped and ignored")
+        assert seconds < WITHIN_TIMEOUT
+        assert peak_rss_mib() - peak_before < 32
+        [run] = fake.invocations()
+        assert all(map(is_gone, run.pids))
+
+    def test_a_300_mb_json_answer_is_refused_unparsed(self, tmp_path: Path) -> None:
+        fake = write_fake_lich(tmp_path, "huge-answer")
+        peak_before = peak_rss_mib()
+        outcome, seconds = timed_ask(fake)
+        assert outcome == Failure("lich whoami wrote more than 64 KiB to stdout, so it was stopped and ignored")
+        assert seconds < WITHIN_TIMEOUT
+        assert peak_rss_mib() - peak_before < 32
+
+    def test_200_mb_of_stderr_is_refused_and_never_becomes_the_reason(self, tmp_path: Path) -> None:
+        fake = write_fake_lich(tmp_path, "flood-stderr")
+        peak_before = peak_rss_mib()
+        outcome, seconds = timed_ask(fake)
+        assert outcome == Failure("lich whoami wrote more than 64 KiB to stderr, so it was stopped and ignored")
+        assert seconds < WITHIN_TIMEOUT
+        assert peak_rss_mib() - peak_before < 32
+
+    @pytest.mark.parametrize(("extra", "answered"), [(0, True), (1, False)])
+    def test_an_answer_of_exactly_the_cap_is_read_and_one_byte_more_is_not(
+        self, tmp_path: Path, extra: int, answered: bool
+    ) -> None:
+        # print() adds a newline to the JSON: pad the object so that the line is the cap plus `extra` bytes.
+        padless = len(json.dumps({**WHOAMI, "pad": ""})) + 1
+        whoami = {**WHOAMI, "pad": "x" * (OUTPUT_CAP - padless + extra)}
+        outcome = ask(write_fake_lich(tmp_path, "answer", whoami))
+        if answered:
+            assert outcome == Success(Identity("fix/x", "lich-plugin-a1b2"))
+        else:
+            assert outcome == Failure("lich whoami wrote more than 64 KiB to stdout, so it was stopped and ignored")
+
+    def test_the_reason_taken_from_stderr_is_its_first_line_cut_short_with_escapes_shown(self, tmp_path: Path) -> None:
+        outcome = ask(write_fake_lich(tmp_path, "long-error"))
+        assert isinstance(outcome, Failure)
+        why = outcome.failure()
+        assert why.startswith("lich whoami exited 1: lich: \\x1b[31mno no no ")
+        assert why.endswith("…")
+        assert len(why) <= 250
+        assert why.isprintable()
+
+
+class TestLichBin:
+    """LICH_BIN must be the absolute path lich exports; anything else is refused, and PATH is never searched."""
+
+    @pytest.mark.parametrize("name", ["lich", "./lich", "bin/../lich"])
+    def test_a_lich_bin_that_is_not_absolute_is_a_failure_and_runs_nothing(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+    ) -> None:
+        fake = write_fake_lich(tmp_path)
+        (tmp_path / "bin").mkdir()
+        monkeypatch.setenv("PATH", str(tmp_path))
+        monkeypatch.chdir(tmp_path)
+        env = LichEnvironment(session_id="lich-1", bin=name, prompt_lang=None)
+        assert LichWhoami(env).whoami() == Failure(
+            f"LICH_BIN must be an absolute path, as lich exports it, and {name!r} is not: PATH is never searched"
+        )
         assert fake.invocations() == []
 
 

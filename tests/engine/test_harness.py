@@ -57,11 +57,15 @@ def _seed_module() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def seed_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The seed's mod as a plugin folder, laid out by running scripts/seed_plugin.py."""
+def seed_plugin(tmp_path_factory: pytest.TempPathFactory, seed_003: Path) -> Path:
+    """The seed's mod as a plugin folder, laid out by running scripts/seed_plugin.py on seed 003."""
     out = tmp_path_factory.mktemp("seed") / "slash-chain"
     proc = subprocess.run(
-        [sys.executable, str(SEED_SCRIPT), str(out)], capture_output=True, text=True, timeout=30, check=False
+        [sys.executable, str(SEED_SCRIPT), str(out), str(seed_003)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert proc.returncode == 0, f"seed_plugin.py failed:\n{proc.stdout}\n{proc.stderr}"
     assert Path(proc.stdout.strip()) == out.resolve()
@@ -207,9 +211,9 @@ def test_server_errors_probes_proxy_and_idle_stop() -> None:
 # --- the seed plugin -------------------------------------------------------------------------------
 
 
-def test_seed_split_strips_line_numbers() -> None:
+def test_seed_split_strips_line_numbers(seed_003: Path) -> None:
     seed = _seed_module()
-    sources: dict[str, str] = seed.split_seed(seed.default_seed_path().read_text(encoding="utf-8"))
+    sources: dict[str, str] = seed.split_seed(seed_003.read_text(encoding="utf-8"))
     assert list(sources) == ["register.ts", "chain.ts"]
     register, chain = sources["register.ts"], sources["chain.ts"]
     assert register.startswith("import type { CommandRunInput")

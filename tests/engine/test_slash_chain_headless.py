@@ -246,10 +246,11 @@ def test_a_helper_killed_mid_chain_is_reported_once_and_the_next_chain_starts_a_
 
 
 @pytest.fixture(scope="module")
-def seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The seed's TypeScript mod, laid out from ../shared/seeds at test time (never committed as a copy)."""
+def seed(tmp_path_factory: pytest.TempPathFactory, seed_003: Path) -> Path:
+    """The seed's TypeScript mod, laid out from seed 003 at test time (never committed as a copy)."""
     folder = tmp_path_factory.mktemp("seed") / "slash-chain"
-    subprocess.run([sys.executable, "scripts/seed_plugin.py", str(folder)], check=True, cwd=Path(__file__).parents[2])
+    script = Path(__file__).parents[2] / "scripts" / "seed_plugin.py"
+    subprocess.run([sys.executable, str(script), str(folder), str(seed_003)], check=True)
     return folder
 
 

@@ -1,29 +1,29 @@
 """The parser agrees with the seed's own regex run by Node on 12,000 generated strings: one Node process
-applies seed 003's `SEPARATOR` and `parseChain` to all of them, and every result is compared where the text holds
-no `||`, `;` or `|` before a `/name` (the seed knows `&&` alone; there slashkit must read text as it does)."""
+applies seed 003's `SEPARATOR` and `parseChain`, taken out of the seed at test time, to all of them, and every
+result is compared where the text holds no `||`, `;` or `|` before a `/name` (the seed knows `&&` alone; there
+slashkit must read text as it does). Without the seed these tests skip, naming where they looked
+(tests/support/seed.py)."""
 
 import json
 import random
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from slashkit.core.chain import holds_chain, parse_chain
-from tests.support.seed_reference import PARSE_CHAIN_JS
+from slashkit.core.chain import SEPARATOR_JS, holds_chain, parse_chain
+from tests.support import seed
 
-SEED_SCRIPT = (
-    "const fs = require('fs')\n"
-    + PARSE_CHAIN_JS
-    + r"""
-const MATCHER = /(?:^|\s)&&\s*\/[A-Za-z0-9_:.-]+(?=\s|$)/
-const inputs = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'))
+# Reads the strings from the file in argv[1], and writes the seed's answer for each to the file in argv[2]: its
+# parse, and whether the engine's matcher takes the string.
+HARNESS = r"""
+const inputs = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'))
 const out = inputs.map(s => {
   const c = parseChain(s)
   return [c.head, c.rest.map(r => [r.command, r.args]), MATCHER.test(s)]
 })
-fs.writeFileSync(process.argv[2], JSON.stringify(out))
+require('fs').writeFileSync(process.argv[2], JSON.stringify(out))
 """
-)
 
 COUNT = 12_000
 PIECES = [
@@ -69,7 +69,16 @@ def generated(rng: random.Random) -> str:
     return "".join(parts)
 
 
-def test_the_parser_agrees_with_the_seeds_regex_run_by_node(tmp_path: Path) -> None:
+def test_the_separator_the_engine_is_given_is_the_seeds_literal_with_the_other_operators_beside_and(
+    seed_003: Path,
+) -> None:
+    chain_ts = seed.seed_sources(seed_003)["chain.ts"]
+    [literal] = re.findall(r"^const SEPARATOR = (/.+/)g$", chain_ts, re.MULTILINE)
+    # The seed captures the name alone; slashkit captures the operator first, then the name.
+    assert literal == SEPARATOR_JS.replace(r"(&&|\|\||;|\|)", "&&")
+
+
+def test_the_parser_agrees_with_the_seeds_regex_run_by_node(tmp_path: Path, seed_parser_js: str) -> None:
     node = shutil.which("node")
     assert node is not None, "node is not on PATH: this test runs the seed's regex under Node and must not be skipped"
     rng = random.Random(20260329)
@@ -78,7 +87,7 @@ def test_the_parser_agrees_with_the_seeds_regex_run_by_node(tmp_path: Path) -> N
     source, result = tmp_path / "inputs.json", tmp_path / "out.json"
     source.write_text(json.dumps(inputs), encoding="utf-8")
 
-    subprocess.run([node, "-e", SEED_SCRIPT, str(source), str(result)], check=True, timeout=120)
+    subprocess.run([node, "-e", seed_parser_js + HARNESS, str(source), str(result)], check=True, timeout=120)
     answers = json.loads(result.read_text(encoding="utf-8"))
 
     assert len(answers) == len(inputs)

@@ -1,5 +1,6 @@
 """The refusal policy: /model and /effort are never queued, whatever the path (the Skill tool or lich's
-control_session) and whatever the casing, slashes, whitespace or args around the name (lich.md §8 rule 7)."""
+control_session) and whatever the casing, slashes, whitespace or args around the name
+(docs/lich.md, "How the plugin behaves")."""
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st

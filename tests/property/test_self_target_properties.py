@@ -1,5 +1,5 @@
 """The self-target matcher compares names as lich does (Go's `strings.TrimSpace`, then `strings.EqualFold`,
-which is simple case folding): it never matches a name EqualFold would not (lich.md §5, §8 rule 4)."""
+which is simple case folding): it never matches a name EqualFold would not (docs/lich.md, "How the plugin behaves")."""
 
 from hypothesis import example, given
 from hypothesis import strategies as st

@@ -13,10 +13,28 @@ from attrs import frozen
 #: unknown-command: exits 1 with `lich: unknown command "whoami"`, as a lich older than 0.64 does;
 #: hang: sleeps 30 s, with a grandchild that holds its stdout and stderr open as long;
 #: garbage: prints a line that is not JSON;
-#: missing-fields: prints a whoami object with a label and no name.
-Mode = Literal["answer", "unknown-command", "hang", "garbage", "missing-fields"]
+#: missing-fields: prints a whoami object with a label and no name;
+#: flood-stdout: writes to stdout without end, as fast as the pipe takes it;
+#: huge-answer: prints a whoami object padded to 300 MB of JSON and exits 0;
+#: flood-stderr: writes 200 MB of one repeated line to stderr and exits 1;
+#: long-error: exits 1 with a 10,000-character first line holding terminal escapes, then a second line;
+#: trickle: writes one byte to stdout every 20 ms for 30 s, so a cap on its output is not what stops it;
+#: orphan: prints the whoami JSON and exits 0, leaving a grandchild that holds stdout and stderr open 30 s.
+Mode = Literal[
+    "answer",
+    "unknown-command",
+    "hang",
+    "garbage",
+    "missing-fields",
+    "flood-stdout",
+    "huge-answer",
+    "flood-stderr",
+    "long-error",
+    "trickle",
+    "orphan",
+]
 
-#: The `whoami --json` fixture of lich-plugin's tests (P-test in lich.md §3).
+#: A `lich whoami --json` answer, shaped as lich-plugin's own tests fix it (docs/lich.md lists its fields).
 WHOAMI: Final[Mapping[str, str]] = {
     "label": "fix/x",
     "name": "lich-plugin-a1b2",
@@ -31,7 +49,7 @@ _BODY: Final = """
 import json, os, subprocess, sys, time
 
 pids = [os.getpid()]
-if MODE == "hang":
+if MODE in ("hang", "orphan"):
     pids.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]).pid)
 with open(LOG, "a", encoding="utf-8") as log:
     log.write(json.dumps({"argv": sys.argv, "pids": pids}) + "\\n")
@@ -46,6 +64,30 @@ elif MODE == "garbage":
     print("session\\tproject\\tprovider\\tname\\tstate\\tid {")
 elif MODE == "missing-fields":
     print(json.dumps({"label": "fix/x", "project": "lich-plugin", "id": "lich-1"}))
+elif MODE == "flood-stdout":
+    block = b"x" * 65536
+    while True:
+        sys.stdout.buffer.write(block)
+elif MODE == "huge-answer":
+    out = sys.stdout.buffer
+    out.write(b'{"label": "fix/x", "name": "lich-plugin-a1b2", "pad": "')
+    for _ in range(300):
+        out.write(b"x" * 1_000_000)
+    out.write(b'"}\\n')
+elif MODE == "flood-stderr":
+    line = b"lich: " + b"e" * 1_000_000 + b"\\n"
+    for _ in range(200):
+        sys.stderr.buffer.write(line)
+    sys.exit(1)
+elif MODE == "long-error":
+    sys.exit("lich: \\x1b[31m" + "no " * 3_330 + "\\x1b[0m\\nsecond line")
+elif MODE == "trickle":
+    for _ in range(1_500):
+        sys.stdout.buffer.write(b"x")
+        sys.stdout.buffer.flush()
+        time.sleep(0.02)
+elif MODE == "orphan":
+    print(ANSWER)
 """
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-# Texts: lich's own wording (lich.md §6 and §7)
+# Texts: lich's own wording for `lich control` and its MCP tool `control_session`
 
 DESCRIPTION: Final = (
     "Drives another running session through its lich-plugin mod: prompt starts a turn on the text, abort stops "

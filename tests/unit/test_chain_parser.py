@@ -1,5 +1,6 @@
 """The chain parser: `&& /<name>` splits typed arguments, as seed 003's `parseChain` does, with JavaScript's
-whitespace and trim; `||`, `;` and `|` split where `&&` would, each step keeping the operator before it."""
+whitespace and trim (`slashkit.core.js_text`); `||`, `;` and `|` split where `&&` would, each step keeping the operator
+before it."""
 
 import re
 

@@ -1,5 +1,5 @@
-"""The events a chain needs next (design.md, "Claude Code adapter principles": events the state does not care
-about must not start Python): the state names them, and an event it does not name changes nothing."""
+"""The events a chain needs next (events the state does not care about must not
+start Python, docs/claude-code.md): the state names them, and an event it does not name changes nothing."""
 
 from slashkit.adapters.memory import Command, Local, Pane, Prompt, host
 from slashkit.core.chain_machine import (

@@ -1,4 +1,4 @@
-"""The dependency rule (design.md, "Shape"): nothing under `slashkit.core` imports an adapter or an I/O
+"""The dependency rule (docs/architecture.md): nothing under `slashkit.core` imports an adapter or an I/O
 module; the core is pure and talks to the world through its ports only."""
 
 import ast

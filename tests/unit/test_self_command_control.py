@@ -1,5 +1,6 @@
 """Self-commands through lich's `control_session`: lich answers first; only its error answer to `command`
-aimed at this session (by id, or by the label or name `lich whoami` prints) is taken (lich.md §8 rules 2-9)."""
+aimed at this session (by id, or by the label or name `lich whoami` prints) is taken
+(docs/lich.md, "How the plugin behaves")."""
 
 import pytest
 from returns.result import Failure, Success

@@ -1,5 +1,5 @@
 """Self-commands act only in an interactive session inside lich; otherwise nothing changes, not even a tool
-description (lich.md §8 rule 1)."""
+description (docs/lich.md, "How the plugin behaves")."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 """Self-command texts follow LICH_PROMPT_LANG: an exact match of en, pt-BR, zh-CN or es, else English; the
-toast stays English (lich.md §9)."""
+toast stays English (docs/lich.md)."""
 
 import pytest
 from returns.result import Success

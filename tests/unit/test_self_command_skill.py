@@ -1,5 +1,5 @@
 """Self-commands through the Skill tool: its description note, a refused built-in queued and answered as a
-loaded skill, the toast when it fails, and what reaches the model untouched (lich.md §8 rules 2, 6-11)."""
+loaded skill, the toast when it fails, and what reaches the model untouched (docs/lich.md, "How the plugin behaves")."""
 
 import pytest
 from returns.result import Failure

@@ -1,0 +1,22 @@
+"""Fixtures every test folder shares: seed 003, which lives outside the repository (tests/support/seed.py)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.support import seed
+
+
+@pytest.fixture(scope="session")
+def seed_003() -> Path:
+    """The path of seed 003. Without it the test is skipped, the reason naming the path looked at (failed
+    instead when SLASHKIT_REQUIRE_SEEDS is set)."""
+    return seed.found_or_skip(seed.seed_path())
+
+
+@pytest.fixture(scope="session")
+def seed_parser_js(seed_003: Path) -> str:
+    """Seed 003's parser as JavaScript that Node runs: `SEPARATOR` and `parseChain` from its chain.ts, and
+    `MATCHER`, the `args` matcher its register.ts gives the engine for the `command.run` hook."""
+    sources = seed.seed_sources(seed_003)
+    return seed.parser_js(sources["chain.ts"]) + seed.matcher_js(sources["register.ts"])
