@@ -1,5 +1,5 @@
 """Operators beyond `&&` through the in-memory host: what runs, what is skipped and why, how a mixed chain ends,
-what `|` hands on, and what the model and `/slash-chain` are told (design.md, "Operators")."""
+what `|` hands on, and what the model and `/slash-chain` are told (README, "Operators")."""
 
 from slashkit.adapters.memory import Command, Local, Prompt, Throws, host
 from slashkit.core import texts

@@ -148,7 +148,7 @@ def handed(args: str, output: str) -> str:
     """The arguments of a step after `|`: its own, then the output handed to it, cut to MAX_HANDED characters.
 
     >>> handed("x", "review: fine")
-    'x\n\nreview: fine'
+    'x\\n\\nreview: fine'
     >>> handed("", "")
     ''
     """
