@@ -1,6 +1,7 @@
 """The slash-chain plugin in the real Claude Code 2.1.328, headless and offline: every step of a chain as
 the person sees it in the transcript (`ui_log` lines) and as the model is handed it (the model server)."""
 
+import contextlib
 import os
 import re
 import signal
@@ -24,6 +25,7 @@ from tests.support.claude_cli import (
     validate,
 )
 from tests.support.model_server import ModelServer, Turn, http_error, text, tool_use
+from tests.support.tmux_claude import descendants
 
 pytestmark = pytest.mark.engine
 
@@ -215,20 +217,28 @@ def test_a_pipe_hands_the_models_answer_of_one_step_to_the_prompt_of_the_next(pl
     assert "ANSWER-ONE" not in prompts[0]
 
 
-def helper_pids() -> set[int]:
-    found = subprocess.run(["pgrep", "-f", "slashkit.adapters.claude_code.helper"], capture_output=True, text=True)
-    return {int(pid) for pid in found.stdout.split()}
+#: How a slashkit helper's command line reads, whichever adapter module serves it.
+HELPER = re.compile(r"slashkit\.adapters\.[\w.]*helper")
+
+
+def helper_pids(session: StreamingRun) -> set[int]:
+    """The slashkit helpers below this session's CLI (other sessions on the machine have their own)."""
+    found = set()
+    for pid in descendants(session.pid):
+        with contextlib.suppress(OSError):
+            if HELPER.search(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")):
+                found.add(pid)
+    return found
 
 
 def test_a_helper_killed_mid_chain_is_reported_once_and_the_next_chain_starts_a_new_one(
     plugin: Path, project: Path
 ) -> None:
     script = [text("Reviewed.", delay=3.0)]
-    before = helper_pids()
     with ModelServer(script) as model, StreamingRun([plugin], project, model=model) as session:
         session.send("/review the diff && /context")
         assert session.wait_until(lambda ev: "1/2: /review the diff" in chain_lines(ev), timeout=60)
-        started = helper_pids() - before
+        started = helper_pids(session)
         assert len(started) == 1, started
         os.kill(started.pop(), signal.SIGKILL)
         assert session.wait_until(

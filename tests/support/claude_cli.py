@@ -572,6 +572,12 @@ class StreamingRun:
     _started: float = field(default=0.0, init=False, repr=False)
     _timed_out: bool = field(default=False, init=False, repr=False)
 
+    @property
+    def pid(self) -> int:
+        """The CLI's process id (the session's helpers run below it)."""
+        assert self._proc is not None, "the run has not started"
+        return self._proc.pid
+
     def start(self) -> StreamingRun:
         self._iso, self._dispose = _isolation_for(self.isolation)
         self._server = self._stack.enter_context(model_or_private(self.model))

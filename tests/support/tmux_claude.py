@@ -69,7 +69,7 @@ set -g remain-on-exit off
 """
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """PIDs of every process below ``pid`` (from /proc), deepest last."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -220,7 +220,7 @@ class TmuxClaude:
         if self._closed:
             return
         self._closed = True
-        pids = _descendants(self._pane_pid) if self._pane_pid else []
+        pids = descendants(self._pane_pid) if self._pane_pid else []
         if self._pane_pid:
             pids.insert(0, self._pane_pid)
         with contextlib.suppress(subprocess.SubprocessError, OSError):
@@ -252,7 +252,7 @@ class TmuxClaude:
         """The pane's shell and every process below it (the CLI, its helpers)."""
         if self._pane_pid is None:
             return []
-        return [self._pane_pid, *_descendants(self._pane_pid)]
+        return [self._pane_pid, *descendants(self._pane_pid)]
 
     # tmux
 
