@@ -250,3 +250,21 @@ def test_a_self_command_never_runs_model_and_the_tool_is_off_by_default(tmp_path
     (_,), plain = play(tmp_path, [text("ok")], ["hello"])
     assert SELF_TOOL_ID not in plain.main_requests[0].tool_names
     assert FAIL_TOOL_ID in plain.main_requests[0].tool_names
+
+
+def test_operators_decide_as_in_every_host_and_a_pipe_hands_the_answer_to_the_next_query(tmp_path: Path) -> None:
+    (fallback, piped), model = play(
+        tmp_path,
+        [text("Hello Bob!"), text("Said hello to the greeting.")],
+        ["/nosuch || /cost ; /context", "/greet Bob | /greet"],
+    )
+    assert lines(fallback) == [
+        "1/3: /nosuch",
+        "/nosuch failed: it failed: Unknown command: /nosuch",
+        "2/3: /cost",
+        "3/3: /context",
+        "ended: 2 succeeded, 1 failed, 0 skipped",
+    ]
+    assert outcome(fallback) == Outcome("success", False, Tally(succeeded=2, failed=1))
+    assert lines(piped) == ["1/2: /greet Bob", "2/2: /greet", "all 2 command(s) ran"]
+    assert "Hello Bob!" in model.main_requests[1].last_user_text()
