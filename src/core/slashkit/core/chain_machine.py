@@ -387,16 +387,19 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
         # and never a chain of its own.
         return Transition(state)
     effects: tuple[Effect, ...] = ()
-    if r is not None:
-        # A new chain the person types while one runs ends the running one, then starts its own; one typed by
-        # anyone else replaces it without a line, as in the seed.
-        replaced = _cancel(state, r) if event.origin in PERSON else _dropped(state, r)
-        state, effects = replaced.state, replaced.effects
+    if r is not None and event.origin in PERSON:
+        # A new chain the person types while one runs ends the running one, then starts its own.
+        cancelled = _cancel(state, r)
+        state, effects = cancelled.state, cancelled.effects
     chain = parse_chain(event.args)
     if not chain.rest or not event.enabled:
         if may_run(event.command, event.origin):
             return Transition(state, effects)
         return Transition(state, effects, CommandAnswer(texts.refused_text(Step(event.command, ""), event.origin)))
+    if state.running is not None:
+        # One anyone else starts replaces the running chain without a line, as in the seed.
+        dropped = _dropped(state, state.running)
+        state, effects = dropped.state, (*effects, *dropped.effects)
     return _start(state, Step(event.command, chain.head), chain.rest, event.origin, effects)
 
 
