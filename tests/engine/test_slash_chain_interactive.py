@@ -12,16 +12,23 @@ Measured on 2.1.328 while writing these:
   as a `system` entry (subtype `informational`) whose content is `slash-chain: <line>`.
 - Typed, `/cost` is the usage pane's alias: the engine hands the hook the command `usage`, so the chain's first
   line is `1/2: /usage`. The pane takes the whole input (its last line reads `←/→ to switch · Esc to close`;
-  text typed meanwhile goes nowhere, so `/slash-chain` cannot be typed while a pane is open) until Escape closes
-  it; `/context` then runs (~1-2 s: it counts tokens) and leaves a `system` `local_command` entry
-  `<command-name>/context</command-name>` and the output `Context usage` on screen.
+  text typed meanwhile goes nowhere) until Escape closes it. This built-in pane raises no `ui.open`/`ui.close`:
+  the typed command's run (the hook's `next`) resolves only when it closes, which is what holds the chain.
+- A pane a plugin opens with `$.ui.open({focus: true, closeOnEscape: true})` from its command is placed beside
+  the conversation (a column after `│`) and raises `ui.open` and, on Escape, `ui.close`: the path the chain's
+  own pane wait takes (`tests/engine` has no other host for it: `/diff`'s panel is placed without focus, so a
+  chain goes on past it). The prompt still takes typed text while that pane is open, so `/slash-chain` can be
+  asked, and Escape at the empty prompt closes the pane.
+- `/context` (~1-2 s: it counts tokens) leaves a `system` `local_command` entry `<command-name>/context
+  </command-name>` and prints `Context usage`.
 - A prompt typed while a turn runs is queued (`Queued · ctrl+x ctrl+s to send now`), and `prompt.submit` fires
   when it is queued, not when it runs: the plugin's `cancelled` line shows while the step's turn still runs. The
   queued prompt runs as a turn of its own once that turn ends.
-- `/slash-chain` (an immediate command) typed while a turn runs is answered at once (the engine's debug log
-  says the hook settled), but the engine writes its answer to the screen and the transcript only once the turn
-  ended: a `system` `local_command` entry `<local-command-stdout>slash-chain: <status></local-command-stdout>`.
-  So the test lets the held turn go only after the debug log shows the hook settled.
+- `/slash-chain` (an immediate command) answers at once, as a `system` `local_command` entry
+  `<local-command-stdout>slash-chain: <status></local-command-stdout>`, shown under the command. Typed while a
+  turn runs, it is answered at once too (the engine's debug log says the hook settled) but written to the screen
+  and the transcript only once the turn ended; so that test lets the held turn go only after the debug log shows
+  the hook settled.
 - The plugin's fail tool is called in the default (auto) permission mode without any safety check.
 - A session with the plugin starts no Python until a chain is typed: the helper's start is the debug log line
   `$.process.spawn (slash-chain): …`, and it runs as `python -m slashkit.adapters.claude_code.helper`.
@@ -30,6 +37,7 @@ Measured on 2.1.328 while writing these:
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 import time
@@ -72,15 +80,23 @@ CONTEXT: Final = Step("context", "")
 
 #: The usage pane's last line while it is open (2.1.328).
 PANE_OPEN: Final = "Esc to close"
+PROBE: Final = Step("pane-probe", "")
+#: What the probe plugin's pane shows.
+PROBE_SHOWN: Final = "The probe pane is open"
 #: What /context prints on screen (2.1.328).
 CONTEXT_SHOWN: Final = "Context usage"
 HELPER_MODULE: Final = "slashkit.adapters.claude_code.helper"
 #: The debug log's line when the plugin starts its helper (2.1.328).
 HELPER_SPAWNED: Final = f"$.process.spawn ({CHAIN_COMMAND})"
-#: The debug log's line when a `command.run` hook of the plugin (given with --plugin-dir) finished (2.1.328).
-COMMAND_SETTLED: Final = f"hooks module {CHAIN_COMMAND}@inline command.run settled"
-#: A plugin line on screen: `● slash-chain: 1/2: /usage`.
-SCREEN_LINE: Final = re.compile(rf"^\u25cf {re.escape(CHAIN_COMMAND)}: (?P<line>.+)$", re.MULTILINE)
+#: The debug log's line when the `command.run` hooks of the plugins, the chain's among them, finished (2.1.328:
+#: `hooks module slash-chain@inline command.run settled in 41.0ms …`, other plugins named beside it).
+COMMAND_SETTLED: Final = re.compile(
+    rf"hooks module [^\n]*\b{re.escape(CHAIN_COMMAND)}@inline\b[^\n]* command\.run settled"
+)
+#: A plugin line on screen: `● slash-chain: 1/2: /usage`, cut where a pane beside the conversation starts.
+SCREEN_LINE: Final = re.compile(
+    rf"^\u25cf {re.escape(CHAIN_COMMAND)}: (?P<line>[^\u2502\n]*?)\s*(?:\u2502.*)?$", re.MULTILINE
+)
 #: A command that ran leaves an entry (user or system) holding `<command-name>/name</command-name>`.
 COMMAND_NAME: Final = re.compile(r"<command-name>(/[^<]*)</command-name>")
 
@@ -94,6 +110,39 @@ QUIET: Final = 2.5
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The slash-chain plugin, laid out with this interpreter, validated by the CLI."""
     folder = plugin_dir(CHAIN_COMMAND, tmp_path_factory.mktemp("marketplace"))
+    checked = validate(folder)
+    assert checked.ok, checked.describe()
+    return folder
+
+
+#: A plugin of the test's own whose command opens a focused pane that Escape closes, as a plugin's dialog does.
+PANE_MOD: Final = """\
+import type { Register } from 'claude-code'
+
+export const register: Register = on => {
+  on('session.start', async ($, e, next) => {
+    const started = await next(e)
+    await $.command.register({ name: 'pane-probe', description: 'Opens a focused pane (slashkit test)' })
+    return started
+  })
+  on('command.run', { command: 'pane-probe' }, async $ => {
+    const opened = await $.ui.open({ id: 'probe', title: 'Probe', focus: true, closeOnEscape: true, rows: 4 })
+    return { text: opened.isPlaced ? 'pane placed' : `pane not placed: ${opened.reason}` }
+  })
+  on('ui.render', { component: 'Pane' }, () => ({ type: 'Text', children: ['PANE_TEXT'] }))
+}
+""".replace("PANE_TEXT", PROBE_SHOWN)
+
+
+@pytest.fixture(scope="module")
+def pane_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("pane-probe")
+    manifest = {"name": "pane-probe", "version": "0.0.1", "description": "test probe", "author": {"name": "slashkit"}}
+    (folder / ".claude-plugin").mkdir()
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
+    (folder / "hooks").mkdir()
+    (folder / "hooks" / "hooks.json").write_text(json.dumps({"modules": ["./mod.ts"]}))
+    (folder / "hooks" / "mod.ts").write_text(PANE_MOD)
     checked = validate(folder)
     assert checked.ok, checked.describe()
     return folder
@@ -204,17 +253,27 @@ class Run:
 
     def settled_commands(self) -> int:
         """How many of the plugin's `command.run` hooks finished, by the engine's debug log."""
-        return self.cli.debug_log().count(COMMAND_SETTLED)
+        return len(COMMAND_SETTLED.findall(self.cli.debug_log()))
+
+    def status_answers(self) -> list[str]:
+        """What `/slash-chain` answered, from the transcript."""
+        prefix, suffix = f"<local-command-stdout>{CHAIN_COMMAND}: ", "</local-command-stdout>"
+        texts = system_texts(self.cli.transcript_entries())
+        return [t.removeprefix(prefix).removesuffix(suffix) for t in texts if t.startswith(prefix)]
 
 
 @contextlib.contextmanager
-def session(tmp_path: Path, project: Path, plugin: Path, script: Sequence[Turn] = ()) -> Iterator[Run]:
-    """A fresh interactive CLI with the plugin; its tmux server and the model server stop on the way out."""
+def session(
+    tmp_path: Path, project: Path, plugin: Path, script: Sequence[Turn] = (), *, more: Sequence[Path] = ()
+) -> Iterator[Run]:
+    """A fresh interactive CLI with the plugin (and `more` plugins); its tmux server and the model server stop on
+    the way out."""
     iso = Isolation.create(tmp_path)
+    plugins = [plugin, *more]
     try:
         with (
             ModelServer(script) as model,
-            TmuxClaude(cwd=project, isolation=iso, model=model, plugin_dirs=[plugin], lifetime=180) as cli,
+            TmuxClaude(cwd=project, isolation=iso, model=model, plugin_dirs=plugins, lifetime=180) as cli,
         ):
             yield Run(cli, model)
     finally:
@@ -253,6 +312,30 @@ def test_a_step_that_opens_a_pane_waits_until_the_person_closes_it(
         run.wait_lines([first, step_text(2, 2, CONTEXT), done_text(2)])
         assert run.ran() == ["/context"], run.describe()
         assert CONTEXT_SHOWN in run.screen(), run.describe()
+
+
+def test_a_step_whose_command_opens_a_focused_pane_waits_for_it_and_the_status_says_so(
+    tmp_path: Path, project: Path, plugin: Path, pane_plugin: Path
+) -> None:
+    """`/pane-probe && /context`, where /pane-probe opens another plugin's focused pane: `1/2: /pane-probe` is the
+    only line while the pane is open; `/slash-chain` typed meanwhile answers `on · 1/2 /pane-probe, waiting for its
+    pane to close` and cancels nothing; Escape closes the pane, then /context runs and the chain ends."""
+    first = step_text(1, 2, PROBE)
+    status = status_text(True, (1, 2, PROBE, "pane"))
+    with session(tmp_path, project, plugin, more=[pane_plugin]) as run:
+        run.cli.send("/pane-probe && /context")
+        run.wait_lines([first])
+        run.cli.wait_for(PROBE_SHOWN, timeout=TIMEOUT)
+        run.cli.send(f"/{CHAIN_COMMAND}")
+        run.until(lambda: run.status_answers() == [status], f"the status {status!r} in the transcript")
+        run.stays([first], also=lambda screen: PROBE_SHOWN in screen and status in screen)
+        assert "/context" not in run.ran(), run.describe()
+
+        run.cli.send_keys("Escape")
+        run.wait_lines([first, step_text(2, 2, CONTEXT), done_text(2)])
+        assert PROBE_SHOWN not in run.cli.screen(), run.describe()
+        assert run.ran()[-1:] == ["/context"], run.describe()
+        assert run.status_answers() == [status], run.describe()
 
 
 # --- a step whose turn runs --------------------------------------------------------------------------
@@ -334,8 +417,7 @@ def test_slash_chain_typed_while_a_chain_waits_shows_the_status_and_the_chain_go
 
         hold.set()
         run.wait_lines([step_text(1, 2, X_GO), step_text(2, 2, CONTEXT), done_text(2)])
-        answer = f"<local-command-stdout>{CHAIN_COMMAND}: {status}</local-command-stdout>"
-        assert answer in system_texts(run.cli.transcript_entries()), run.describe()
+        assert run.status_answers() == [status], run.describe()
         assert f"{CHAIN_COMMAND}: {status}" in run.screen(), run.describe()
         assert run.ran() == ["/x", f"/{CHAIN_COMMAND}", "/context"], run.describe()
 
