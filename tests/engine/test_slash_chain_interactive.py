@@ -80,8 +80,8 @@ CONTEXT: Final = Step("context", "")
 
 #: The usage pane's last line while it is open (2.1.328).
 PANE_OPEN: Final = "Esc to close"
+#: The command of the test's own plugin that opens a focused pane (PANE_MOD), and what that pane shows.
 PROBE: Final = Step("pane-probe", "")
-#: What the probe plugin's pane shows.
 PROBE_SHOWN: Final = "The probe pane is open"
 #: What /context prints on screen (2.1.328).
 CONTEXT_SHOWN: Final = "Context usage"
@@ -136,6 +136,7 @@ export const register: Register = on => {
 
 @pytest.fixture(scope="module")
 def pane_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """PANE_MOD as a plugin folder, validated by the CLI."""
     folder = tmp_path_factory.mktemp("pane-probe")
     manifest = {"name": "pane-probe", "version": "0.0.1", "description": "test probe", "author": {"name": "slashkit"}}
     (folder / ".claude-plugin").mkdir()
@@ -334,7 +335,7 @@ def test_a_step_whose_command_opens_a_focused_pane_waits_for_it_and_the_status_s
         run.cli.send_keys("Escape")
         run.wait_lines([first, step_text(2, 2, CONTEXT), done_text(2)])
         assert PROBE_SHOWN not in run.cli.screen(), run.describe()
-        assert run.ran()[-1:] == ["/context"], run.describe()
+        assert run.ran() == ["/pane-probe", f"/{CHAIN_COMMAND}", "/context"], run.describe()
         assert run.status_answers() == [status], run.describe()
 
 
