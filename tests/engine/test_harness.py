@@ -13,6 +13,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -206,6 +207,20 @@ def test_server_errors_probes_proxy_and_idle_stop() -> None:
         while s.running and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not s.running, "the server did not stop after its idle timeout"
+
+
+def test_a_held_turn_is_answered_only_once_the_test_lets_go() -> None:
+    hold = threading.Event()
+    answers: list[tuple[int, str, str]] = []
+    with ModelServer([text("Held answer.", hold=hold)]) as s:
+        worker = threading.Thread(target=lambda: answers.append(_post(s.url + "/v1/messages", MAIN_BODY)))
+        worker.start()
+        s.wait_for(lambda rs: len(rs) == 1, timeout=10)
+        worker.join(0.5)  # a nothing-happens check: the answer must not come while the turn is held
+        assert worker.is_alive() and answers == []
+        hold.set()
+        worker.join(10)
+    assert [(status, _sse(body)[2]["delta"]["text"]) for status, _, body in answers] == [(200, "Held answer.")]
 
 
 # --- the seed plugin -------------------------------------------------------------------------------

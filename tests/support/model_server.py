@@ -61,6 +61,8 @@ DEFAULT_SUMMARY: Final = (
 )
 DEFAULT_SIDE_TEXT: Final = "ok"
 UNSCRIPTED_MESSAGE: Final = "slashkit model server: the script has no turn left for this request"
+#: The longest a held turn waits for its test (a test that forgets to let go still ends).
+HOLD_LIMIT: Final = 120.0
 
 _ERROR_TYPES: Final[Mapping[int, str]] = {
     400: "invalid_request_error",
@@ -85,10 +87,13 @@ _TITLE_WORD: Final = re.compile(r"\btitle\b", re.IGNORECASE)
 @dataclass(frozen=True)
 class TextTurn:
     """The model answers with one text block and ends its turn (``stop_reason: end_turn``), after waiting
-    ``delay`` seconds (a slow model, so a test can act while the turn runs)."""
+    ``delay`` seconds (a slow model, so a test can act while the turn runs), and, when ``hold`` is given,
+    until the test sets it (at most :data:`HOLD_LIMIT` seconds): a turn that runs exactly as long as the
+    test needs, whatever the machine's load."""
 
     text: str
     delay: float = 0.0
+    hold: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -120,8 +125,8 @@ class ErrorTurn:
 Turn = TextTurn | ToolUseTurn | ErrorTurn
 
 
-def text(answer: str, *, delay: float = 0.0) -> TextTurn:
-    return TextTurn(answer, delay)
+def text(answer: str, *, delay: float = 0.0, hold: threading.Event | None = None) -> TextTurn:
+    return TextTurn(answer, delay, hold)
 
 
 def tool_use(name: str, input: Mapping[str, Any] | None = None, *, text: str | None = None) -> ToolUseTurn:
@@ -430,6 +435,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if isinstance(turn, TextTurn) and turn.delay:
             time.sleep(turn.delay)
+        if isinstance(turn, TextTurn) and turn.hold is not None:
+            turn.hold.wait(HOLD_LIMIT)
         blocks, stop_reason = _blocks_of(turn)
         tokens = _approx_tokens(body)
         if not stream:
