@@ -117,8 +117,24 @@ def test_the_model_is_told_what_a_failure_of_its_step_leads_to() -> None:
     assert h.prompts == [
         "fix the bug\n\n[slash-chain] This is step 1/3 of a chain; after it: /test, /rollback. If you could not do "
         "what this step asks, call the mcp__slash-chain__fail tool with the reason before you end your turn: after "
-        "a failure /rollback runs next, and /test do(es) not."
+        "a failure /rollback runs next, and /test does not."
     ]
+
+
+def test_the_note_names_every_step_a_failure_passes_over() -> None:
+    h = host(fix=Prompt("fix the bug"), a=Local(), b=Local(), c=Local())
+
+    h.type("/fix && /a | /b || /c")
+
+    assert h.prompts[0].endswith("after a failure /c runs next, and /a, /b do not.")
+
+
+def test_a_note_says_when_nothing_runs_after_a_failure() -> None:
+    h = host(fix=Prompt("fix the bug"), a=Local(), b=Local())
+
+    h.type("/fix && /a | /b")
+
+    assert h.prompts[0].endswith("after a failure none of them runs.")
 
 
 def test_the_fail_tool_marks_a_step_of_a_mixed_chain_failed_and_its_turn_end_goes_on_by_the_operators() -> None:
@@ -131,7 +147,7 @@ def test_the_fail_tool_marks_a_step_of_a_mixed_chain_failed_and_its_turn_end_goe
 
     assert answer == ToolAnswered(
         "The step is marked as failed; once this turn ends, the chain goes on by its operators: after a failure "
-        "/rollback runs next, and /test do(es) not."
+        "/rollback runs next, and /test does not."
     )
     assert h.runs == [("fix", ""), ("rollback", "")]
     assert h.ui.lines == [

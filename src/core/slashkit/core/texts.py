@@ -167,7 +167,9 @@ def after_failure(runs_next: Step | None, skipped: Iterable[Step]) -> str:
     if runs_next is None:
         return "after a failure none of them runs"
     head = f"after a failure /{runs_next.command} runs next"
-    return f"{head}, and {_names(passed)} do(es) not" if passed else head
+    if not passed:
+        return head
+    return f"{head}, and {_names(passed)} {'does' if len(passed) == 1 else 'do'} not"
 
 
 def mixed_fail_note(index: int, total: int, left: Iterable[Step], failure: str) -> str:
