@@ -98,7 +98,7 @@ def helper_round_trips(events: int) -> dict[str, float]:
     """Starts the helper as the mod does and times `events` events over one keep-alive connection."""
     started = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, "-m", "slashkit.adapters.claude_code.helper"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "slashkit.adapters.bridge.helper"], stdout=subprocess.PIPE, text=True
     )
     assert child.stdout is not None
     ready = child.stdout.readline()
@@ -107,7 +107,7 @@ def helper_round_trips(events: int) -> dict[str, float]:
     times = []
 
     def send(event: str, e: dict[str, object]) -> dict[str, Any]:
-        body = json.dumps({"v": 1, "event": event, "e": e})
+        body = json.dumps({"v": 2, "event": event, "e": e})
         t = time.perf_counter()
         connection.request("POST", "/v1/event", body, {"content-type": "application/json"})
         answer: dict[str, Any] = json.loads(connection.getresponse().read())

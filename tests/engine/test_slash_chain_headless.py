@@ -216,7 +216,7 @@ def test_a_pipe_hands_the_models_answer_of_one_step_to_the_prompt_of_the_next(pl
 
 
 def helper_pids() -> set[int]:
-    found = subprocess.run(["pgrep", "-f", "slashkit.adapters.claude_code.helper"], capture_output=True, text=True)
+    found = subprocess.run(["pgrep", "-f", "slashkit.adapters.bridge.helper"], capture_output=True, text=True)
     return {int(pid) for pid in found.stdout.split()}
 
 
