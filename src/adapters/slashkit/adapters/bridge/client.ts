@@ -98,9 +98,10 @@ export async function ask(host: Host, event: string, e: unknown): Promise<Answer
   const seq = sent
   const earlier = held.map(h => send(host, current, h.seq, h.event, h.e))
   held = []
+  let late: WireAnswer[]
   let answer: WireAnswer
   try {
-    await Promise.all(earlier)
+    late = await Promise.all(earlier)
     answer = await send(host, current, seq, event, e)
   } catch (err) {
     if (!(err instanceof RefusedEvent)) retire(host, current)
@@ -109,6 +110,10 @@ export async function ask(host: Host, event: string, e: unknown): Promise<Answer
   }
   if (helper === current) wants = new Set(answer.wants)
   down = undefined
+  // A held report the helper found stale (it handled another event first) is answered with what it did
+  // instead of the forecast; otherwise with nothing. Either way the client now holds every timer and run the
+  // helper waits on (tests/property/test_bridge_stateful.py).
+  for (const report of late) for (const fx of report.effects) await act(host, fx, report.version, current)
   for (const fx of answer.effects) await act(host, fx, answer.version, current)
   return { reply: answer.reply, at: answer.version, from: current }
 }
