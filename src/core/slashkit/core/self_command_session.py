@@ -18,7 +18,7 @@ ACTIVE_WANTS: Final = frozenset({"ToolDescribed", "SkillAnswered", "ControlAnswe
 
 @frozen
 class SkillQueued:
-    """Answer the Skill call as a loaded skill (`{success: true, commandName}`) with this context note."""
+    """Answer the skill call as a loaded skill named `command`, with this note as context for the model."""
 
     command: str
     note: str
