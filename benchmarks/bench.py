@@ -98,16 +98,16 @@ def helper_round_trips(events: int) -> dict[str, float]:
     """Starts the helper as the mod does and times `events` events over one keep-alive connection."""
     started = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, "-m", "slashkit.adapters.claude_code.helper"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "slashkit.adapters.bridge.helper"], stdout=subprocess.PIPE, text=True
     )
     assert child.stdout is not None
     ready = child.stdout.readline()
     ready_ms = (time.perf_counter() - started) * 1000
     connection = UnixHTTPConnection(ready.split()[1])
-    times = []
+    times: list[float] = []
 
     def send(event: str, e: dict[str, object]) -> dict[str, Any]:
-        body = json.dumps({"v": 1, "event": event, "e": e})
+        body = json.dumps({"v": 2, "event": event, "e": e})
         t = time.perf_counter()
         connection.request("POST", "/v1/event", body, {"content-type": "application/json"})
         answer: dict[str, Any] = json.loads(connection.getresponse().read())
@@ -117,13 +117,13 @@ def helper_round_trips(events: int) -> dict[str, float]:
 
     # A realistic mix: a two-step chain of a prompt step, with the person's prompts and turn ends around it.
     while len(times) < events:
-        typed = send("command.typed", {"command": "review", "args": "x && /test", "origin": "composer"})
-        send("skill.prompt", {"text": "review x"})
-        send("prompt.submit", {"text": "/review x && /test", "origin": "composer"})
-        send("run.done", {"token": typed["reply"]["token"]})
-        done = send("turn.complete", {"reason": "answer"})
-        timer = send("timer", {"token": done["effects"][-1]["token"]})
-        send("run.done", {"token": timer["effects"][0]["token"], "applied": False})
+        typed = send("ChainTyped", {"command": "review", "args": "x && /test", "origin": "composer", "enabled": True})
+        send("PromptHanded", {"text": "review x"})
+        send("PromptSubmitted", {"text": "/review x && /test", "origin": "composer"})
+        send("RunEnded", {"token": typed["reply"]["token"]})
+        done = send("TurnEnded", {"reason": "answer"})
+        timer = send("TimerFired", {"token": done["effects"][-1]["token"]})
+        send("RunEnded", {"token": timer["effects"][0]["token"], "applied": False})
     peak_kib = _peak_kib(child.pid)
     child.terminate()
     child.wait()
@@ -135,6 +135,36 @@ def helper_round_trips(events: int) -> dict[str, float]:
         "n": len(times),
         "peak_mib": peak_kib / 1024,
     }
+
+
+def cold_starts(starts: int = 20) -> dict[str, float]:
+    """Starts the helper `starts` times as the mod does: the medians of spawn to `READY`, and of spawn to the
+    answer to a typed chain (the first event, which pays for importing the core)."""
+    ready: list[float] = []
+    answered: list[float] = []
+    body = json.dumps(
+        {
+            "v": 2,
+            "seq": 1,
+            "event": "ChainTyped",
+            "e": {"command": "cost", "args": "&& /context", "origin": "sdk", "enabled": True},
+        }
+    )
+    for _ in range(starts):
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, "-m", "slashkit.adapters.bridge.helper"], stdout=subprocess.PIPE, text=True
+        )
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        ready.append((time.perf_counter() - started) * 1000)
+        connection = UnixHTTPConnection(line.split()[1])
+        connection.request("POST", "/v1/event", body, {"content-type": "application/json"})
+        assert "error" not in json.loads(connection.getresponse().read())
+        answered.append((time.perf_counter() - started) * 1000)
+        child.terminate()
+        child.wait()
+    return {"ready_ms": statistics.median(ready), "answered_ms": statistics.median(answered)}
 
 
 def _peak_kib(pid: int) -> int:
@@ -249,6 +279,11 @@ def main() -> None:
     say(
         f"- helper over its socket, {helper['n']:.0f} events: p50 {helper['p50']:.3f} ms, p99 {helper['p99']:.3f} ms; "
         f"READY after {helper['ready_ms']:.0f} ms; peak RSS {helper['peak_mib']:.1f} MiB"
+    )
+    cold = cold_starts()
+    say(
+        f"- helper cold start, median of 20: READY after {cold['ready_ms']:.0f} ms, "
+        f"the first event answered after {cold['answered_ms']:.0f} ms (spawn to answer)"
     )
     with tempfile.TemporaryDirectory(prefix="slashkit-bench-") as tmp:
         base = Path(tmp)

@@ -28,7 +28,7 @@ class Closed(Exception):
 
 
 class Helper:
-    """`python -m slashkit.adapters.claude_code.helper`, read up to its `READY <path>` line."""
+    """`python -m slashkit.adapters.bridge.helper`, read up to its `READY <path>` line."""
 
     def __init__(self, open_files: int | None = None) -> None:
         def limit() -> None:
@@ -36,7 +36,7 @@ class Helper:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "slashkit.adapters.claude_code.helper"],
+            [sys.executable, "-m", "slashkit.adapters.bridge.helper"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -80,7 +80,7 @@ class Helper:
         return read_answer(connection)
 
     def event(self, event: str, connection: socket.socket | None = None, **e: object) -> Answered:
-        body = json.dumps({"v": 1, "event": event, "e": e}).encode()
+        body = json.dumps({"v": 2, "event": event, "e": e}).encode()
         head = f"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: {len(body)}\r\n\r\n".encode()
         return self.send(head + body, connection)
 
@@ -88,7 +88,7 @@ class Helper:
         """Asserts that a normal event is answered, on a fresh connection."""
         fresh = self.connect()
         try:
-            answered = self.event("prompt.submit", fresh, text="hi", origin="composer")
+            answered = self.event("PromptSubmitted", fresh, text="hi", origin="composer")
         finally:
             fresh.close()
         assert answered.status == 200, answered

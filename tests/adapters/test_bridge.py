@@ -6,14 +6,15 @@ from typing import Any
 import pytest
 from returns.result import Success
 
-from slashkit.adapters.claude_code import protocol as p
-from slashkit.adapters.claude_code.bridge import Bridge
+from slashkit.adapters.bridge import protocol as p
+from slashkit.adapters.bridge.bridge import Bridge
 from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
+from slashkit.core import chain_machine as m
 from slashkit.core.ports import Identity
 
 
 def message(event: str, **e: Any) -> bytes:
-    return json.dumps({"v": 1, "event": event, "e": e}).encode()
+    return json.dumps({"v": 2, "event": event, "e": e}).encode()
 
 
 def send(bridge: Bridge, event: str, **e: Any) -> dict[str, Any]:
@@ -37,21 +38,24 @@ class TestDecode:
         ("body", "why"),
         [
             (b"not json", "request is not JSON"),
-            (b"[1]", "request is not a version 1 bridge message"),
-            (json.dumps({"v": 2, "event": "timer", "e": {"token": 1}}).encode(), "not a version 1"),
+            (b"[1]", "request is not a version 2 bridge message"),
+            (json.dumps({"v": 1, "event": "TimerFired", "e": {"token": 1}}).encode(), "not a version 2"),
             (message("no.such.event"), "unknown event 'no.such.event'"),
-            (message("timer", token="one"), "bad timer event: invalid value for type, expected int @ $.token"),
-            (message("timer", token=1, extra=True), "extra fields found (extra)"),
-            (message("command.typed", command="a"), "bad command.typed event"),
+            (
+                message("TimerFired", token="one"),
+                "bad TimerFired event: invalid value for type, expected int @ $.token",
+            ),
+            (message("TimerFired", token=1, extra=True), "extra fields found (extra)"),
+            (message("ChainTyped", command="a"), "bad ChainTyped event"),
             (b" " * (p.MAX_BODY + 1), "over the 1048576 byte limit"),
             (b"[" * 65 + b"]" * 65, "request nests deeper than 64 levels"),
-            (b'"' + b"[" * 100 + b'"', "not a version 1"),
+            (b'"' + b"[" * 100 + b'"', "not a version 2"),
             (b"\xff{}", "request is not JSON"),
             (b"[" + b"1" * 4301 + b"]", "a number of more than 32 characters"),
             (b"[1e400]", "the number 1e400, which is not finite"),
             (b"[NaN]", "the number NaN, which JSON does not have"),
-            (json.dumps({"v": True, "event": "timer", "e": {"token": 1}}).encode(), "not a version 1"),
-            (json.dumps({"v": 1, "seq": True, "event": "timer", "e": {"token": 1}}).encode(), "seq is True"),
+            (json.dumps({"v": True, "event": "TimerFired", "e": {"token": 1}}).encode(), "not a version 2"),
+            (json.dumps({"v": 2, "seq": True, "event": "TimerFired", "e": {"token": 1}}).encode(), "seq is True"),
         ],
     )
     def test_a_request_it_cannot_read_is_refused_with_one_line_saying_why(self, body: bytes, why: str) -> None:
@@ -61,7 +65,7 @@ class TestDecode:
         assert "\n" not in decoded.failure()
 
     def test_a_refused_request_still_names_its_seq_when_it_holds_one(self) -> None:
-        assert p.seq_of(json.dumps({"v": 1, "seq": 7, "event": "timer", "e": {"token": "x"}}).encode()) == 7
+        assert p.seq_of(json.dumps({"v": 2, "seq": 7, "event": "TimerFired", "e": {"token": "x"}}).encode()) == 7
         assert p.seq_of(b'{"seq": true}') is None
         assert p.seq_of(b"{not json") is None
 
@@ -72,36 +76,40 @@ class TestDecode:
         assert json.loads(written)["reply"]["text"] == json.loads(written)["effects"][0]["text"] == text
 
     def test_every_event_the_mod_sends_is_read(self) -> None:
-        assert isinstance(p.decode(message("prompt.submit", text="hi", origin=None)), Success)
-        commands = [{"name": "compact", "source": "builtin", "description": "ignored"}]
-        assert isinstance(p.decode(message("skill.refused", skill="compact", isError=True, commands=commands)), Success)
+        assert isinstance(p.decode(message("PromptSubmitted", text="hi", origin="")), Success)
+        answered = message("SkillAnswered", skill="compact", is_error=True, builtins=["compact"])
+        assert isinstance(p.decode(answered), Success)
+
+    def test_the_core_events_are_read_into_the_cores_own_classes(self) -> None:
+        read = p.decode(message("FailCalled", reason={"why": [1, "x"]}, agent=None)).unwrap()
+        assert read.event == m.FailCalled({"why": [1, "x"]}, None)
+        read = p.decode(message("PaneOpened", pane="board", focus=True, placed=False)).unwrap()
+        assert read.event == m.PaneOpened("board", focus=True, placed=False)
 
 
 class TestChains:
     def test_a_chain_runs_through_its_events_with_the_reference_lines(self, bridge: Bridge) -> None:
-        typed = send(bridge, "command.typed", command="cost", args="&& /context", origin="sdk", stored=None)
+        typed = send(bridge, "ChainTyped", command="cost", args="&& /context", origin="sdk", enabled=True)
         assert {k: typed["reply"][k] for k in ("kind", "args", "token")} == {"kind": "run", "args": "", "token": 1}
         assert logs(typed) == ["1/2: /cost"]
-        ran = send(bridge, "run.done", token=1)
+        ran = send(bridge, "RunEnded", token=1)
         assert logs(ran) == ["2/2: /context"]
-        timer = send(bridge, "timer", token=ran["effects"][1]["token"])
+        timer = send(bridge, "TimerFired", token=ran["effects"][1]["token"])
         run = timer["effects"][0]
         assert (run["kind"], run["command"]) == ("run", "context")
         assert run["then"] == [{"kind": "log", "text": "all 2 command(s) ran"}]
-        done = send(bridge, "run.done", token=run["token"])
+        done = send(bridge, "RunEnded", token=run["token"])
         assert logs(done) == ["all 2 command(s) ran"]
         assert done["wants"] == []
 
     def test_the_stored_setting_the_mod_read_decides_and_a_change_goes_back_as_an_effect(self, bridge: Bridge) -> None:
-        assert (
-            send(bridge, "command.typed", command="a", args="&& /b", origin="composer", stored=False)["reply"] is None
-        )
-        off = send(bridge, "command.chain", args="on", stored=False)
+        assert send(bridge, "ChainTyped", command="a", args="&& /b", origin="composer", enabled=False)["reply"] is None
+        off = send(bridge, "ChainCommandTyped", args="on", enabled=False)
         assert off["reply"] == {"kind": "text", "text": "on: /a && /b runs /b once /a ended well"}
-        assert {"kind": "store.set", "key": "enabled", "value": True} in off["effects"]
+        assert {"kind": "save.enabled", "enabled": True} in off["effects"]
 
     def test_the_typed_command_carries_what_its_end_does_all_the_way_to_the_last_line(self, bridge: Bridge) -> None:
-        typed = send(bridge, "command.typed", command="a", args="&& /b && /c", origin="composer")
+        typed = send(bridge, "ChainTyped", command="a", args="&& /b && /c", origin="composer", enabled=True)
         step_two, after = typed["reply"]["then"]
         assert step_two == {"kind": "log", "text": "2/3: /b"}
         [run_b] = after["fires"]
@@ -111,18 +119,20 @@ class TestChains:
         [run_c] = after_b["fires"]
         assert run_c["then"] == [{"kind": "log", "text": "all 3 command(s) ran"}]
         # The mod carries all of it out as it comes, and says so each time; the helper adds nothing.
-        assert send(bridge, "run.done", token=1, applied=True)["effects"] == []
-        assert send(bridge, "timer", token=after["token"], applied=True)["effects"] == []
-        assert send(bridge, "run.done", token=run_b["token"], applied=True)["effects"] == []
-        assert send(bridge, "timer", token=after_b["token"], applied=True)["effects"] == []
-        assert send(bridge, "run.done", token=run_c["token"], applied=True)["effects"] == []
-        assert bridge.chains.state.running is None
+        assert send(bridge, "RunEnded", token=1, applied=True)["effects"] == []
+        assert send(bridge, "TimerFired", token=after["token"], applied=True)["effects"] == []
+        assert send(bridge, "RunEnded", token=run_b["token"], applied=True)["effects"] == []
+        assert send(bridge, "TimerFired", token=after_b["token"], applied=True)["effects"] == []
+        assert send(bridge, "RunEnded", token=run_c["token"], applied=True)["effects"] == []
+        assert bridge.state.chains.running is None
 
     def test_events_are_handled_in_the_order_the_mod_sent_them(self, bridge: Bridge) -> None:
         import threading
 
-        typed = p.decode(message("command.typed", command="a", args="&& /b", origin="composer")).unwrap().event
-        status = p.decode(message("command.chain", args="")).unwrap().event
+        typed = (
+            p.decode(message("ChainTyped", command="a", args="&& /b", origin="composer", enabled=True)).unwrap().event
+        )
+        status = p.decode(message("ChainCommandTyped", args="", enabled=True)).unwrap().event
         answers: dict[int, p.Answer] = {}
         later = threading.Thread(target=lambda: answers.__setitem__(2, bridge.handle(status, seq=2)))
         later.start()
@@ -132,31 +142,31 @@ class TestChains:
         assert (answers[1].version, answers[2].version) == (1, 2)
 
     def test_a_timer_carries_what_it_will_do_and_an_applied_one_is_not_done_twice(self, bridge: Bridge) -> None:
-        send(bridge, "command.typed", command="a", args="&& /b", origin="composer")
-        after = send(bridge, "run.done", token=1)["effects"][1]
+        send(bridge, "ChainTyped", command="a", args="&& /b", origin="composer", enabled=True)
+        after = send(bridge, "RunEnded", token=1)["effects"][1]
         assert after["kind"] == "after"
         assert [fx["command"] for fx in after["fires"]] == ["b"]
-        fired = send(bridge, "timer", token=after["token"], applied=True)
+        fired = send(bridge, "TimerFired", token=after["token"], applied=True)
         assert fired["effects"] == []
-        done = send(bridge, "run.done", token=after["fires"][0]["token"], applied=True)
+        done = send(bridge, "RunEnded", token=after["fires"][0]["token"], applied=True)
         assert done["effects"] == []
-        assert bridge.chains.state.running is None
+        assert bridge.state.chains.running is None
 
     def test_an_applied_forecast_that_went_stale_is_not_trusted(self, bridge: Bridge) -> None:
-        send(bridge, "command.typed", command="a", args="&& /b", origin="composer")
-        after = send(bridge, "run.done", token=1)["effects"][1]
-        cancelled = send(bridge, "prompt.submit", text="something else", origin="composer")
+        send(bridge, "ChainTyped", command="a", args="&& /b", origin="composer", enabled=True)
+        after = send(bridge, "RunEnded", token=1)["effects"][1]
+        cancelled = send(bridge, "PromptSubmitted", text="something else", origin="composer")
         assert logs(cancelled) == ["cancelled"]  # /b was already the running step
-        assert send(bridge, "timer", token=after["token"], applied=True)["effects"] == []
-        assert bridge.chains.state.running is None
+        assert send(bridge, "TimerFired", token=after["token"], applied=True)["effects"] == []
+        assert bridge.state.chains.running is None
 
     def test_a_prompt_step_amends_its_prompt_and_the_fail_tool_answers(self, bridge: Bridge) -> None:
-        send(bridge, "command.typed", command="review", args="x && /b", origin="composer")
-        prompt = send(bridge, "skill.prompt", text="review x\n")
+        send(bridge, "ChainTyped", command="review", args="x && /b", origin="composer", enabled=True)
+        prompt = send(bridge, "PromptHanded", text="review x\n")
         assert prompt["reply"]["kind"] == "prompt"
         assert prompt["reply"]["text"].startswith("review x\n\n[slash-chain] This is step 1/2 of a chain")
-        assert send(bridge, "tool.fail", reason=" ", agentId=None)["reply"]["kind"] == "deny"
-        stopped = send(bridge, "tool.fail", reason="no diff", agentId=None)
+        assert send(bridge, "FailCalled", reason=" ", agent=None)["reply"]["kind"] == "deny"
+        stopped = send(bridge, "FailCalled", reason="no diff", agent=None)
         assert stopped["reply"] == {"kind": "text", "text": "The chain stopped; the steps after this one do not run."}
         assert logs(stopped) == ["stopped after /review: the model reported it failed: no diff; not run: /b"]
 
@@ -168,40 +178,39 @@ class TestSelfCommands:
         return Bridge(DictEnvironment({"LICH_SESSION_ID": "lich-1"}), whoami)
 
     def test_an_interactive_session_inside_lich_redraws_the_descriptions(self, lich: Bridge) -> None:
-        started = send(lich, "session.start", isInteractive=True)
+        started = send(lich, "SessionStarted", interactive=True)
         assert started["effects"] == [{"kind": "invalidate"}]
-        assert set(started["wants"]) == {"tool.describe", "skill.refused", "control.refused"}
-        described = send(lich, "tool.describe", tool="Skill", description="Execute a skill")
+        assert set(started["wants"]) == {"ToolDescribed", "SkillAnswered", "ControlAnswered"}
+        described = send(lich, "ToolDescribed", tool="Skill", description="Execute a skill")
         assert described["reply"]["text"].startswith("Execute a skill\n\n[lich] Built-in slash commands")
 
     def test_a_refused_builtin_is_answered_as_a_loaded_skill_and_queued(self, lich: Bridge) -> None:
-        send(lich, "session.start", isInteractive=True)
-        commands = [{"name": "compact", "source": "builtin"}, {"name": "deploy", "source": "user"}]
-        queued = send(lich, "skill.refused", skill="/compact", args=" now ", isError=True, commands=commands)
+        send(lich, "SessionStarted", interactive=True)
+        builtins = ["compact"]
+        queued = send(lich, "SkillAnswered", skill="/compact", args=" now ", is_error=True, builtins=builtins)
         assert queued["reply"]["kind"] == "skill"
-        assert queued["reply"]["commandName"] == "compact"
-        assert "/compact now is queued" in queued["reply"]["context"]
+        assert queued["reply"]["command"] == "compact"
+        assert "/compact now is queued" in queued["reply"]["note"]
         [after] = queued["effects"]
         assert [(fx["command"], fx["args"]) for fx in after["fires"]] == [("compact", "now")]
-        assert send(lich, "skill.refused", skill="deploy", isError=True, commands=commands)["reply"] is None
+        assert send(lich, "SkillAnswered", skill="deploy", is_error=True, builtins=builtins)["reply"] is None
 
     def test_model_is_denied_on_the_control_path_by_label(self, lich: Bridge) -> None:
-        send(lich, "session.start", isInteractive=True)
-        commands = [{"name": "model", "source": "builtin"}]
+        send(lich, "SessionStarted", interactive=True)
         denied = send(
             lich,
-            "control.refused",
-            session="FIX/X",
+            "ControlAnswered",
+            target="FIX/X",
             action="command",
             value="model",
             args="opus",
-            isError=True,
-            commands=commands,
+            is_error=True,
+            builtins=["model"],
         )
         assert denied["reply"]["kind"] == "deny"
         assert denied["effects"] == []
 
     def test_a_session_that_is_not_interactive_changes_nothing(self, lich: Bridge) -> None:
-        started = send(lich, "session.start", isInteractive=False)
+        started = send(lich, "SessionStarted", interactive=False)
         assert (started["effects"], started["wants"]) == ([], [])
-        assert send(lich, "tool.describe", tool="Skill", description="Execute a skill")["reply"] is None
+        assert send(lich, "ToolDescribed", tool="Skill", description="Execute a skill")["reply"] is None

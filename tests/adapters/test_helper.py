@@ -18,7 +18,7 @@ import pytest
 class Helper:
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "slashkit.adapters.claude_code.helper"],
+            [sys.executable, "-m", "slashkit.adapters.bridge.helper"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -56,7 +56,7 @@ class Helper:
         return status, answer
 
     def event(self, event: str, **e: object) -> tuple[int, dict[str, object]]:
-        return self.request(json.dumps({"v": 1, "event": event, "e": e}).encode())
+        return self.request(json.dumps({"v": 2, "event": event, "e": e}).encode())
 
 
 @pytest.fixture
@@ -76,26 +76,26 @@ def test_it_says_ready_with_a_socket_in_a_directory_only_its_user_reaches(helper
 def test_one_connection_carries_many_events_in_order(helper: Helper) -> None:
     versions = []
     for _ in range(50):
-        status, answer = helper.event("prompt.submit", text="hi", origin="composer")
+        status, answer = helper.event("PromptSubmitted", text="hi", origin="composer")
         assert status == 200
         versions.append(answer["version"])
     assert versions == list(range(1, 51))
 
 
 def test_a_malformed_event_gets_a_clear_error_and_leaves_the_state_unchanged(helper: Helper) -> None:
-    status, typed = helper.event("command.typed", command="a", args="x && /b", origin="composer")
-    assert (status, typed["wants"]) == (200, ["prompt.submit", "skill.prompt", "ui.open"])
+    status, typed = helper.event("ChainTyped", command="a", args="x && /b", origin="composer", enabled=True)
+    assert (status, typed["wants"]) == (200, ["PaneOpened", "PromptHanded", "PromptSubmitted"])
     assert helper.request(b"{not json") == (
         400,
         {
-            "v": 1,
+            "v": 2,
             "error": "request is not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
         },
     )
-    status, refused = helper.event("turn.complete", reason=42)
+    status, refused = helper.event("TurnEnded", reason=42)
     assert status == 400
-    assert "bad turn.complete event" in str(refused["error"])
-    status, status_text = helper.event("command.chain", args="", stored=None)
+    assert "bad TurnEnded event" in str(refused["error"])
+    status, status_text = helper.event("ChainCommandTyped", args="", enabled=True)
     assert status_text["reply"] == {"kind": "text", "text": "on · 1/2 /a x, running"}
     assert status_text["version"] == 2
 
@@ -106,7 +106,7 @@ def test_an_oversized_request_is_refused_before_it_is_read(helper: Helper) -> No
     assert "over the 1048576 byte limit" in str(answer["error"])
     fresh = helper.connect()
     helper.connection = fresh
-    assert helper.event("prompt.submit", text="hi")[0] == 200
+    assert helper.event("PromptSubmitted", text="hi", origin="composer")[0] == 200
 
 
 def test_another_path_is_not_found(helper: Helper) -> None:

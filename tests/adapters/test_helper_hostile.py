@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from slashkit.adapters.claude_code import helper as h
-from slashkit.adapters.claude_code import protocol as p
+from slashkit.adapters.bridge import protocol as p
+from slashkit.adapters.bridge import server as h
 from tests.adapters.helper_client import Answered, Helper, read_answer
 
 
@@ -24,12 +24,14 @@ def helper() -> Iterator[Helper]:
 
 
 def event_body(**message: object) -> bytes:
-    return json.dumps({"v": 1, "event": "prompt.submit", "e": {"text": "hi"}, **message}).encode()
+    return json.dumps(
+        {"v": 2, "event": "PromptSubmitted", "e": {"text": "hi", "origin": "composer"}, **message}
+    ).encode()
 
 
 def refused(answered: Answered, status: int, why: str) -> None:
     assert answered.status == status, answered
-    assert answered.body["v"] == 1
+    assert answered.body["v"] == p.VERSION
     error = answered.body["error"]
     assert isinstance(error, str)
     assert why in error
@@ -40,12 +42,12 @@ def refused(answered: Answered, status: int, why: str) -> None:
 class TestBodies:
     def test_json_nested_a_thousand_deep_is_refused(self, helper: Helper) -> None:
         deep = b"[" * 1000 + b"]" * 1000
-        status, answer = helper.request(b'{"v": 1, "event": "prompt.submit", "e": {"text": ' + deep + b"}}")
+        status, answer = helper.request(b'{"v": 2, "event": "PromptSubmitted", "e": {"text": ' + deep + b"}}")
         assert (status, answer["error"]) == (400, f"request nests deeper than {p.MAX_DEPTH} levels")
         helper.still_serves()
 
     def test_brackets_inside_strings_do_not_count_as_nesting(self, helper: Helper) -> None:
-        answered = helper.event("prompt.submit", text='[{"\\' * 5000, origin="composer")
+        answered = helper.event("PromptSubmitted", text='[{"\\' * 5000, origin="composer")
         assert answered.status == 200, answered
 
     @pytest.mark.parametrize(
@@ -53,7 +55,7 @@ class TestBodies:
         ["1" * 4301, "-" + "9" * 40, "0." + "1" * 40, "1e999", "-1e999", "NaN", "Infinity", "-Infinity"],
     )
     def test_a_number_too_long_or_not_finite_is_refused(self, helper: Helper, number: str) -> None:
-        body = b'{"v": 1, "event": "timer", "e": {"token": ' + number.encode() + b"}}"
+        body = b'{"v": 2, "event": "TimerFired", "e": {"token": ' + number.encode() + b"}}"
         status, answer = helper.request(body)
         assert status == 400
         assert "number" in str(answer["error"])
@@ -61,7 +63,7 @@ class TestBodies:
 
     def test_the_longest_numbers_javascript_writes_are_read(self, helper: Helper) -> None:
         # JSON.stringify writes at most 17 significant digits and an exponent: -1.7976931348623157e+308.
-        answered = helper.event("tool.fail", reason=[-1.7976931348623157e308, 5e-324, 123456789012345678901])
+        answered = helper.event("FailCalled", reason=[-1.7976931348623157e308, 5e-324, 123456789012345678901])
         assert answered.status == 200, answered
 
     @pytest.mark.parametrize(
@@ -77,7 +79,9 @@ class TestBodies:
     @pytest.mark.parametrize("text", ["\udcff", "a\ud800b", "\udfff\ud800", "\U0001f600 \u2028"])
     def test_any_json_string_goes_through_to_the_core_and_back(self, helper: Helper, text: str) -> None:
         args = f"<{text}>"
-        answered = helper.event("command.typed", command="cost", args=f"{args} && /context", origin="composer")
+        answered = helper.event(
+            "ChainTyped", command="cost", args=f"{args} && /context", origin="composer", enabled=True
+        )
         assert answered.status == 200, answered
         assert answered.raw.isascii()
         assert answered.body["effects"] == [{"kind": "log", "text": f"1/2: /cost {args}"}]
@@ -139,9 +143,9 @@ class TestConnections:
         helper.still_serves()
 
     def test_an_idle_keep_alive_connection_outlives_the_request_timeout(self, helper: Helper) -> None:
-        assert helper.event("prompt.submit", text="hi").status == 200
+        assert helper.event("PromptSubmitted", text="hi", origin="composer").status == 200
         time.sleep(h.REQUEST_S + 0.5)
-        assert helper.event("prompt.submit", text="hi").status == 200
+        assert helper.event("PromptSubmitted", text="hi", origin="composer").status == 200
 
     @pytest.mark.parametrize("open_files", [256, 24])
     def test_many_idle_connections_neither_lock_others_out_nor_spin(self, open_files: int) -> None:
@@ -174,7 +178,7 @@ class TestConnections:
 
     def test_a_refused_event_does_not_hold_back_the_events_after_it(self, helper: Helper) -> None:
         assert helper.request(event_body(seq=1))[0] == 200
-        assert helper.request(b'{"v": 1, "seq": 2, "event": "timer", "e": {"token": "x"}}')[0] == 400
+        assert helper.request(b'{"v": 2, "seq": 2, "event": "TimerFired", "e": {"token": "x"}}')[0] == 400
         started = time.monotonic()
         status, answer = helper.request(event_body(seq=3))
         assert (status, answer["version"]) == (200, 3)
@@ -185,7 +189,7 @@ class TestConnections:
         assert helper.request(b"{not json")[0] == 400  # the mod's seq 2, for all the helper can tell
         assert helper.request(event_body(seq=3)) == (
             200,
-            {"v": 1, "version": 3, "wants": [], "reply": None, "effects": []},
+            {"v": 2, "version": 3, "wants": [], "reply": None, "effects": []},
         )
         started = time.monotonic()
         assert helper.request(event_body(seq=4))[1]["version"] == 4

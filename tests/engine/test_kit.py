@@ -24,7 +24,8 @@ from typing import Any, Final
 import pytest
 from returns.pipeline import is_successful
 
-from slashkit.adapters.claude_code import plugins, protocol
+from slashkit.adapters.bridge import protocol
+from slashkit.adapters.claude_code import plugins
 from slashkit.core.chain import SEPARATOR, SEPARATOR_JS, holds_chain, parse_chain
 from tests.support import claude_cli
 
@@ -37,18 +38,18 @@ EXPECTED_TESTS: Final = {"slash-chain": 45, "self-command": 20}
 #: The bridge events each plugin's kit tests make it send; together, every event of the protocol.
 EXPECTED_EVENTS: Final = {
     "slash-chain": {
-        "command.typed",
-        "command.chain",
-        "tool.fail",
-        "skill.prompt",
-        "ui.open",
-        "ui.close",
-        "turn.complete",
-        "prompt.submit",
-        "timer",
-        "run.done",
+        "ChainTyped",
+        "ChainCommandTyped",
+        "FailCalled",
+        "PromptHanded",
+        "PaneOpened",
+        "PaneClosed",
+        "TurnEnded",
+        "PromptSubmitted",
+        "TimerFired",
+        "RunEnded",
     },
-    "self-command": {"session.start", "tool.describe", "skill.refused", "control.refused", "timer", "run.done"},
+    "self-command": {"SessionStarted", "ToolDescribed", "SkillAnswered", "ControlAnswered", "TimerFired", "RunEnded"},
 }
 KIT_TIMEOUT: Final = 240.0
 #: Leads the line tests/kit/fake-helper.ts prints for each request body (WIRE_MARK there).

@@ -73,7 +73,7 @@ CONTEXT_PREFIX: Final = "tool.call hook additional context: "
 COMMAND: Final = re.compile(
     r"<command-name>(?P<name>/[^<]*)</command-name>[\s\S]*?<command-args>(?P<args>[^<]*)</command-args>"
 )
-HELPER_MODULE: Final = "slashkit.adapters.claude_code.helper"
+HELPER_MODULE: Final = "slashkit.adapters.bridge.helper"
 UNAVAILABLE_LINE: Final = "self-command: unavailable: "
 
 #: Bounded waits: a session is ready in ~1 s and a scripted turn with a compact ends in ~2 s (2.1.328).

@@ -19,7 +19,7 @@ export const WIRE_MARK = 'slashkit-wire '
 export const EVENT_URL = 'http://slashkit/v1/event'
 export const EXIT_URL = 'http://slashkit/v1/exit'
 /** The interpreter arguments a laid-out plugin starts (slashkit.adapters.claude_code.plugins). */
-export const HELPER_ARGS = ['-m', 'slashkit.adapters.claude_code.helper']
+export const HELPER_ARGS = ['-m', 'slashkit.adapters.bridge.helper']
 /** host.ts: START_TIMEOUT_MS and ANSWER_TIMEOUT_MS. */
 export const START_TIMEOUT_MS = 5000
 export const ANSWER_TIMEOUT_MS = 3000
@@ -31,7 +31,7 @@ export const TYPED = { origin: { kind: 'composer' }, presentation: { isFullscree
 export type { Effect, Reply } from '../hooks/bridge.js'
 import type { Effect, Reply } from '../hooks/bridge.js'
 
-/** A version 1 answer; what is left out is filled in (the next version, no wants, no reply, no effects). */
+/** A version 2 answer; what is left out is filled in (the next version, no wants, no reply, no effects). */
 export type Answer = { version?: number; wants?: string[]; reply?: Reply | null; effects?: Effect[] }
 
 /**
@@ -156,7 +156,7 @@ export class FakeHelper {
   wire(answer: Answer): string {
     const version = answer.version ?? this.version + 1
     this.version = version
-    return JSON.stringify({ v: 1, version, wants: answer.wants ?? [], reply: answer.reply ?? null, effects: answer.effects ?? [] })
+    return JSON.stringify({ v: 2, version, wants: answer.wants ?? [], reply: answer.reply ?? null, effects: answer.effects ?? [] })
   }
 }
 
@@ -279,7 +279,7 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
     // The kit gives test files a `console` (2.1.328), though a hooks module has none and no type declares it.
     stdout?.log(`${WIRE_MARK}${raw}`)
     const body = JSON.parse(raw) as { v: unknown; event: string; e: Record<string, unknown> }
-    if (e.url !== EVENT_URL || init.method !== 'POST' || body.v !== 1) {
+    if (e.url !== EVENT_URL || init.method !== 'POST' || body.v !== 2) {
       return { deny: `fake helper: unexpected request ${e.url} ${JSON.stringify(init)}` }
     }
     const request = { event: body.event, e: body.e }

@@ -15,12 +15,9 @@ const REFUSAL = {
   result: 'compact is a built-in CLI command, not a skill.',
   text: 'compact is a built-in CLI command, not a skill. Ask the user to run /compact themselves — it cannot be invoked via the Skill tool.',
 } as const
-const COMMANDS = [
-  { name: 'compact', source: 'builtin' },
-  { name: 'model', source: 'builtin' },
-  { name: 'slash-chain', source: 'plugin' },
-]
-const WANTS = ['tool.describe', 'skill.refused', 'control.refused']
+/** The built-ins of the fake engine's command list (tests/kit/fake-helper.ts): /slash-chain is a plugin's. */
+const BUILTINS = ['compact', 'model']
+const WANTS = ['ToolDescribed', 'SkillAnswered', 'ControlAnswered']
 
 describe('session start', () => {
   test('outside lich (no LICH_SESSION_ID) session.start starts nothing', async ($, on) => {
@@ -39,17 +36,17 @@ describe('session start', () => {
     expect(fake.spawned).toEqual([])
   })
 
-  test('inside lich session.start sends isInteractive', async ($, on) => {
+  test('inside lich session.start sends SessionStarted with interactive', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
     expect(await $.session.start(START)).toEqual({ cwd: START.cwd })
     expect(fake.spawned).toHaveLength(1)
-    expect(fake.sent).toEqual([{ event: 'session.start', e: { isInteractive: true } }])
+    expect(fake.sent).toEqual([{ event: 'SessionStarted', e: { interactive: true } }])
   })
 
   test('a headless session says so', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
     await $.session.start({ surface: null, isInteractive: false, cwd: '/tmp/p' })
-    expect(fake.sent).toEqual([{ event: 'session.start', e: { isInteractive: false } }])
+    expect(fake.sent).toEqual([{ event: 'SessionStarted', e: { interactive: false } }])
   })
 
   test('the invalidate effect of session.start reaches ui.invalidate', async ($, on) => {
@@ -63,20 +60,20 @@ describe('session start', () => {
 describe('tool descriptions', () => {
   test('tool.describe of Skill gets the description reply when wanted', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
-    fake.answer = sent => (sent.event === 'tool.describe' ? { wants: WANTS, reply: { kind: 'description', text: `${NATIVE_SKILL}. Also runs /compact.` } } : { wants: WANTS })
+    fake.answer = sent => (sent.event === 'ToolDescribed' ? { wants: WANTS, reply: { kind: 'description', text: `${NATIVE_SKILL}. Also runs /compact.` } } : { wants: WANTS })
     await $.session.start(START)
     const described = await $.tool.describe({ tool: 'Skill', description: NATIVE_SKILL, provider: ENGINE })
     expect(described).toMatchObject({ description: `${NATIVE_SKILL}. Also runs /compact.` })
-    expect(fake.sent[1]).toEqual({ event: 'tool.describe', e: { tool: 'Skill', description: NATIVE_SKILL } })
+    expect(fake.sent[1]).toEqual({ event: 'ToolDescribed', e: { tool: 'Skill', description: NATIVE_SKILL } })
   })
 
   test('tool.describe of control_session gets the description reply when wanted', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
-    fake.answer = sent => (sent.event === 'tool.describe' ? { wants: WANTS, reply: { kind: 'description', text: 'Control it; built-ins too' } } : { wants: WANTS })
+    fake.answer = sent => (sent.event === 'ToolDescribed' ? { wants: WANTS, reply: { kind: 'description', text: 'Control it; built-ins too' } } : { wants: WANTS })
     await $.session.start(START)
     const described = await $.tool.describe({ tool: 'mcp__lich__control_session', description: NATIVE_CONTROL, provider: ENGINE })
     expect(described).toMatchObject({ description: 'Control it; built-ins too' })
-    expect(fake.sent[1]).toEqual({ event: 'tool.describe', e: { tool: 'mcp__lich__control_session', description: NATIVE_CONTROL } })
+    expect(fake.sent[1]).toEqual({ event: 'ToolDescribed', e: { tool: 'mcp__lich__control_session', description: NATIVE_CONTROL } })
   })
 
   test('tool.describe is left alone when not wanted, or when the reply is null', async ($, on) => {
@@ -85,10 +82,10 @@ describe('tool descriptions', () => {
     fake.answer = () => responses.shift() ?? { wants: WANTS, reply: null }
     await $.session.start(START)
     expect(await $.tool.describe({ tool: 'Skill', description: NATIVE_SKILL, provider: ENGINE })).toMatchObject({ description: NATIVE_SKILL })
-    expect(fake.events()).toEqual(['session.start'])
+    expect(fake.events()).toEqual(['SessionStarted'])
     // Another tool is none of the plugin's business, wanted or not.
     expect(await $.tool.describe({ tool: 'Read', description: 'Reads a file', provider: ENGINE })).toMatchObject({ description: 'Reads a file' })
-    expect(fake.events()).toEqual(['session.start'])
+    expect(fake.events()).toEqual(['SessionStarted'])
   })
 })
 
@@ -101,15 +98,15 @@ describe('refused tool calls', () => {
       return REFUSAL
     })
     fake.answer = sent =>
-      sent.event === 'skill.refused'
-        ? { wants: WANTS, reply: { kind: 'skill', commandName: 'compact', context: '/compact runs once this turn ends.' } }
+      sent.event === 'SkillAnswered'
+        ? { wants: WANTS, reply: { kind: 'skill', command: 'compact', note: '/compact runs once this turn ends.' } }
         : { wants: WANTS }
     await $.session.start(START)
     const answer = await $.tool.call({ tool: 'Skill', skill: 'compact', args: 'keep the plan' })
     expect(native).toHaveLength(1)
     expect(fake.sent[1]).toEqual({
-      event: 'skill.refused',
-      e: { skill: 'compact', args: 'keep the plan', isError: true, commands: COMMANDS },
+      event: 'SkillAnswered',
+      e: { skill: 'compact', args: 'keep the plan', is_error: true, builtins: BUILTINS },
     })
     expect(answer).toMatchObject({ result: { success: true, commandName: 'compact' }, context: ['/compact runs once this turn ends.'] })
     expect('isError' in answer).toBe(false)
@@ -119,17 +116,17 @@ describe('refused tool calls', () => {
     const fake = fakeHelper(on, { env: LICH })
     on('tool.call', { tool: 'Skill' }, () => REFUSAL)
     fake.answer = sent => {
-      if (sent.event === 'skill.refused') return { wants: WANTS, reply: { kind: 'skill', commandName: 'compact', context: 'queued' }, effects: [{ kind: 'after', ms: 0, token: 1 }] }
-      if (sent.event === 'timer') return { wants: WANTS, effects: [{ kind: 'run', command: 'compact', args: 'keep the plan', token: 2, then: null }] }
+      if (sent.event === 'SkillAnswered') return { wants: WANTS, reply: { kind: 'skill', command: 'compact', note: 'queued' }, effects: [{ kind: 'after', ms: 0, token: 1 }] }
+      if (sent.event === 'TimerFired') return { wants: WANTS, effects: [{ kind: 'run', command: 'compact', args: 'keep the plan', token: 2, then: null }] }
       return { wants: WANTS }
     }
     await $.session.start(START)
     await $.tool.call({ tool: 'Skill', skill: 'compact', args: 'keep the plan' })
     expect(fake.ran).toEqual([])
     await fake.clock.advance(0)
-    expect((await fake.received('run.done')).e).toEqual({ token: 2, error: null, output: '', applied: false })
+    expect((await fake.received('RunEnded')).e).toEqual({ token: 2, error: null, output: '', applied: false })
     expect(fake.ran).toEqual([{ command: 'compact', args: 'keep the plan', origin: { kind: 'plugin', name: 'self-command' } }])
-    expect(fake.events()).toEqual(['session.start', 'skill.refused', 'timer', 'run.done'])
+    expect(fake.events()).toEqual(['SessionStarted', 'SkillAnswered', 'TimerFired', 'RunEnded'])
   })
 
   test('a Skill call with no args sends args null', async ($, on) => {
@@ -138,14 +135,14 @@ describe('refused tool calls', () => {
     fake.answer = () => ({ wants: WANTS })
     await $.session.start(START)
     await $.tool.call({ tool: 'Skill', skill: 'compact' })
-    expect(fake.sent[1]?.e).toEqual({ skill: 'compact', args: null, isError: true, commands: COMMANDS })
+    expect(fake.sent[1]?.e).toEqual({ skill: 'compact', args: null, is_error: true, builtins: BUILTINS })
   })
 
   test('a deny reply denies the call', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
     on('tool.call', { tool: 'Skill' }, () => REFUSAL)
     fake.answer = sent =>
-      sent.event === 'skill.refused' ? { wants: WANTS, reply: { kind: 'deny', text: '/model changes every new session: set it from lich.' } } : { wants: WANTS }
+      sent.event === 'SkillAnswered' ? { wants: WANTS, reply: { kind: 'deny', text: '/model changes every new session: set it from lich.' } } : { wants: WANTS }
     await $.session.start(START)
     expect(await $.tool.call({ tool: 'Skill', skill: 'model', args: 'opus' })).toEqual({ deny: '/model changes every new session: set it from lich.' })
   })
@@ -156,7 +153,7 @@ describe('refused tool calls', () => {
     fake.answer = () => ({ wants: WANTS, reply: null })
     await $.session.start(START)
     expect(await $.tool.call({ tool: 'Skill', skill: 'no-such-skill' })).toMatchObject(REFUSAL)
-    expect(fake.events()).toEqual(['session.start', 'skill.refused'])
+    expect(fake.events()).toEqual(['SessionStarted', 'SkillAnswered'])
   })
 
   test('a Skill call the native tool answers well sends nothing', async ($, on) => {
@@ -165,28 +162,28 @@ describe('refused tool calls', () => {
     fake.answer = () => ({ wants: WANTS })
     await $.session.start(START)
     expect(await $.tool.call({ tool: 'Skill', skill: 'review' })).toMatchObject({ result: { success: true, commandName: 'review' } })
-    expect(fake.events()).toEqual(['session.start'])
+    expect(fake.events()).toEqual(['SessionStarted'])
   })
 
   test('a refusal is not sent while the helper does not want it', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
     on('tool.call', { tool: 'Skill' }, () => REFUSAL)
-    fake.answer = () => ({ wants: ['tool.describe'] })
+    fake.answer = () => ({ wants: ['ToolDescribed'] })
     await $.session.start(START)
     expect(await $.tool.call({ tool: 'Skill', skill: 'compact' })).toMatchObject(REFUSAL)
-    expect(fake.events()).toEqual(['session.start'])
+    expect(fake.events()).toEqual(['SessionStarted'])
   })
 
   test('a refused control_session call sends control.refused; a text reply answers it', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
     on('tool.call', { tool: 'mcp__lich__control_session' }, () => ({ isError: true, result: 'unknown action', text: 'unknown action' }))
-    fake.answer = sent => (sent.event === 'control.refused' ? { wants: WANTS, reply: { kind: 'text', text: 'Queued /compact.' } } : { wants: WANTS })
+    fake.answer = sent => (sent.event === 'ControlAnswered' ? { wants: WANTS, reply: { kind: 'text', text: 'Queued /compact.' } } : { wants: WANTS })
     await $.session.start(START)
     const answer = await $.tool.call({ tool: 'mcp__lich__control_session', session: 'lich-7f3a', action: 'command', value: '/compact' })
     expect(answer).toMatchObject({ result: 'Queued /compact.' })
     expect(fake.sent[1]).toEqual({
-      event: 'control.refused',
-      e: { session: 'lich-7f3a', action: 'command', value: '/compact', args: null, isError: true, commands: COMMANDS },
+      event: 'ControlAnswered',
+      e: { target: 'lich-7f3a', action: 'command', value: '/compact', args: null, is_error: true, builtins: BUILTINS },
     })
   })
 })
@@ -204,7 +201,7 @@ describe('fail-safe', () => {
     expect(fake.logs[0]).toContain('ECONNRESET')
     // The helper is gone and so are its wants: the next refusal goes straight through.
     expect(await $.tool.call({ tool: 'Skill', skill: 'compact' })).toMatchObject(REFUSAL)
-    expect(fake.events()).toEqual(['session.start', 'skill.refused'])
+    expect(fake.events()).toEqual(['SessionStarted', 'SkillAnswered'])
   })
 
   test('a helper that cannot start: one line at session start, the tools answer natively', async ($, on) => {
@@ -222,18 +219,18 @@ describe('fail-safe', () => {
   test('a helper that never answers a refusal: the call still ends with the native answer', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
     on('tool.call', { tool: 'Skill' }, () => REFUSAL)
-    fake.answer = sent => (sent.event === 'skill.refused' ? { hang: true } : { wants: WANTS })
+    fake.answer = sent => (sent.event === 'SkillAnswered' ? { hang: true } : { wants: WANTS })
     await $.session.start(START)
     const call = $.tool.call({ tool: 'Skill', skill: 'compact' })
-    await fake.received('skill.refused')
+    await fake.received('SkillAnswered')
     await fake.clock.advance(ANSWER_TIMEOUT_MS)
     expect(await call).toMatchObject(REFUSAL)
-    expect(fake.logs).toEqual([`unavailable: the helper did not answer skill.refused within ${ANSWER_TIMEOUT_MS} ms; tool answers reach the model as the engine gave them`])
+    expect(fake.logs).toEqual([`unavailable: the helper did not answer SkillAnswered within ${ANSWER_TIMEOUT_MS} ms; tool answers reach the model as the engine gave them`])
   })
 
   test('a garbage answer to tool.describe leaves the native description', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
-    fake.answer = sent => (sent.event === 'tool.describe' ? { raw: { status: 200, text: 'nonsense' } } : { wants: WANTS })
+    fake.answer = sent => (sent.event === 'ToolDescribed' ? { raw: { status: 200, text: 'nonsense' } } : { wants: WANTS })
     await $.session.start(START)
     expect(await $.tool.describe({ tool: 'Skill', description: NATIVE_SKILL, provider: ENGINE })).toMatchObject({ description: NATIVE_SKILL })
     expect(fake.logs).toHaveLength(1)

@@ -21,7 +21,7 @@ import {
 } from './fake-helper.js'
 
 const FAIL_TOOL = 'mcp__slash-chain__fail'
-const OPTIONAL = ['skill.prompt', 'ui.open', 'ui.close', 'turn.complete', 'prompt.submit']
+const OPTIONAL = ['PromptHanded', 'PaneOpened', 'PaneClosed', 'TurnEnded', 'PromptSubmitted']
 const UNAVAILABLE = /^unavailable: (.+); commands run as typed until it is back$/
 
 /** Another plugin that opens and closes a pane, so the plugin under test hears `ui.open` and `ui.close`. */
@@ -62,7 +62,7 @@ describe('session start', () => {
 })
 
 describe('event forwarding', () => {
-  test('a chain sends command.typed with the command, args, origin kind and stored setting', async ($, on) => {
+  test('a chain sends ChainTyped with the command, args, origin kind and stored setting', async ($, on) => {
     const fake = fakeHelper(on, { store: { enabled: false } })
     await $.session.start(START)
 
@@ -71,8 +71,8 @@ describe('event forwarding', () => {
 
     expect(fake.spawned).toEqual([[expect.stringMatching(/^\//), ...HELPER_ARGS]])
     expect(fake.sent).toEqual([
-      { event: 'command.typed', e: { command: 'context', args: 'all && /cost', origin: 'composer', stored: false } },
-      { event: 'command.typed', e: { command: 'cost', args: '&& /usage now', origin: 'plugin', stored: false } },
+      { event: 'ChainTyped', e: { command: 'context', args: 'all && /cost', origin: 'composer', enabled: false } },
+      { event: 'ChainTyped', e: { command: 'cost', args: '&& /usage now', origin: 'plugin', enabled: false } },
     ])
     expect(fake.sockets).toEqual([socket(1), socket(1)])
     // A null reply: the command runs exactly as typed.
@@ -82,12 +82,12 @@ describe('event forwarding', () => {
     expect(fake.logs).toEqual([])
   })
 
-  test('stored is absent when the store holds no setting', async ($, on) => {
-    const fake = fakeHelper(on)
+  test('a store that holds no setting, or one that is not false, reads as on', async ($, on) => {
+    const fake = fakeHelper(on, { store: { enabled: 'no' } })
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     expect(fake.sent).toHaveLength(1)
-    expect('stored' in (fake.sent[0]?.e ?? {})).toBe(false)
+    expect(fake.sent[0]?.e).toMatchObject({ enabled: true })
   })
 
   test('a single command sends nothing, starts no helper and runs as typed', async ($, on) => {
@@ -108,7 +108,7 @@ describe('event forwarding', () => {
     await $.session.start(START)
     const answer = await $.command.run(typed('slash-chain', 'off'))
     expect(answer).toEqual({ text: 'slash-chain: on, no chain running' })
-    expect(fake.sent).toEqual([{ event: 'command.chain', e: { args: 'off', stored: true } }])
+    expect(fake.sent).toEqual([{ event: 'ChainCommandTyped', e: { args: 'off', enabled: true } }])
     expect(fake.ran).toEqual([])
   })
 
@@ -127,7 +127,7 @@ describe('event forwarding', () => {
 
   test('optional events are sent while the last answer wants them', { plugins: [PANES] }, async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = sent => (sent.event === 'skill.prompt' ? { wants: OPTIONAL, reply: { kind: 'prompt', text: 'Review the diff, then stop' } } : { wants: OPTIONAL })
+    fake.answer = sent => (sent.event === 'PromptHanded' ? { wants: OPTIONAL, reply: { kind: 'prompt', text: 'Review the diff, then stop' } } : { wants: OPTIONAL })
     await $.session.start(START)
     await $.command.run(typed('review', 'x && /cost'))
 
@@ -141,20 +141,20 @@ describe('event forwarding', () => {
     await $.prompt.submit({ text: 'next', wait: false, origin: { kind: 'sdk' } })
 
     expect(fake.sent.slice(1)).toEqual([
-      { event: 'skill.prompt', e: { text: 'Review the diff' } },
-      { event: 'ui.open', e: { id: 'board', focus: true, isPlaced: true } },
-      { event: 'ui.open', e: { id: 'board', focus: true, isPlaced: false } },
-      { event: 'ui.close', e: { id: 'board' } },
-      { event: 'turn.complete', e: { reason: 'answer', agentId: null, answer: 'done' } },
-      { event: 'turn.complete', e: { reason: 'error', agentId: 'agent-7', answer: 'done' } },
-      { event: 'prompt.submit', e: { text: 'next', origin: 'sdk' } },
+      { event: 'PromptHanded', e: { text: 'Review the diff' } },
+      { event: 'PaneOpened', e: { pane: 'board', focus: true, placed: true } },
+      { event: 'PaneOpened', e: { pane: 'board', focus: true, placed: false } },
+      { event: 'PaneClosed', e: { pane: 'board' } },
+      { event: 'TurnEnded', e: { reason: 'answer', agent: null, answer: 'done' } },
+      { event: 'TurnEnded', e: { reason: 'error', agent: 'agent-7', answer: 'done' } },
+      { event: 'PromptSubmitted', e: { text: 'next', origin: 'sdk' } },
     ])
     expect(fake.spawned).toHaveLength(1)
   })
 
   test('each answer replaces the wants: an event no longer wanted is not sent', async ($, on) => {
     const fake = fakeHelper(on)
-    const wants: Record<string, string[]> = { 'command.typed': ['turn.complete', 'prompt.submit'], 'turn.complete': ['prompt.submit'], 'prompt.submit': [] }
+    const wants: Record<string, string[]> = { 'ChainTyped': ['TurnEnded', 'PromptSubmitted'], 'TurnEnded': ['PromptSubmitted'], 'PromptSubmitted': [] }
     fake.answer = sent => ({ wants: wants[sent.event] ?? [] })
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
@@ -164,7 +164,7 @@ describe('event forwarding', () => {
     await $.prompt.submit({ text: 'one', wait: false, origin: { kind: 'composer' } })
     await $.prompt.submit({ text: 'two', wait: false, origin: { kind: 'composer' } })
     await $.turn.complete(TURN)
-    expect(fake.events()).toEqual(['command.typed', 'turn.complete', 'prompt.submit'])
+    expect(fake.events()).toEqual(['ChainTyped', 'TurnEnded', 'PromptSubmitted'])
   })
 
   test('the fail tool sends tool.fail and maps a text reply to its result, a deny to a deny', async ($, on) => {
@@ -182,9 +182,9 @@ describe('event forwarding', () => {
     const unanswered = await $.tool.call({ tool: FAIL_TOOL, reason: 'x' })
 
     expect(fake.sent).toEqual([
-      { event: 'tool.fail', e: { reason: 'the tests failed', agentId: null } },
-      { event: 'tool.fail', e: { reason: 'no reason', agentId: 'agent-2' } },
-      { event: 'tool.fail', e: { reason: 'x', agentId: null } },
+      { event: 'FailCalled', e: { reason: 'the tests failed', agent: null } },
+      { event: 'FailCalled', e: { reason: 'no reason', agent: 'agent-2' } },
+      { event: 'FailCalled', e: { reason: 'x', agent: null } },
     ])
     expect(stopped).toEqual({ result: 'Stopped the chain: /b did not run.' })
     expect(denied).toEqual({ deny: 'No slash-chain step is waiting on you.' })
@@ -193,16 +193,16 @@ describe('event forwarding', () => {
 })
 
 describe('effects', () => {
-  test('log, toast, store.set and invalidate are carried out in order', async ($, on) => {
+  test('log, toast, save.enabled and invalidate are carried out in order', async ($, on) => {
     const fake = fakeHelper(on, { store: { enabled: true } })
     const effects: Effect[] = [
       { kind: 'log', text: 'slash-chain: off for every window' },
       { kind: 'toast', text: 'slash-chain off' },
-      { kind: 'store.set', key: 'enabled', value: false },
+      { kind: 'save.enabled', enabled: false },
       { kind: 'invalidate' },
       { kind: 'log', text: 'second line' },
     ]
-    fake.answer = sent => (sent.event === 'command.chain' ? { reply: text('off'), effects } : {})
+    fake.answer = sent => (sent.event === 'ChainCommandTyped' ? { reply: text('off'), effects } : {})
     await $.session.start(START)
     expect(await $.command.run(typed('slash-chain', 'off'))).toEqual({ text: 'off' })
     expect(fake.logs).toEqual(['slash-chain: off for every window', 'second line'])
@@ -210,35 +210,34 @@ describe('effects', () => {
     expect(fake.invalidated).toEqual(['tool.describe'])
     // The store now holds what the effect set: the next event reads it back.
     await $.command.run(typed('a', 'x && /b'))
-    expect(fake.sent[1]).toEqual({ event: 'command.typed', e: { command: 'a', args: 'x && /b', origin: 'composer', stored: false } })
+    expect(fake.sent[1]).toEqual({ event: 'ChainTyped', e: { command: 'a', args: 'x && /b', origin: 'composer', enabled: false } })
   })
 
-  test('store.set keeps any JSON value', async ($, on) => {
+  test('save.enabled stores the setting, which the next event reads back', async ($, on) => {
     const fake = fakeHelper(on)
-    const value = { on: true, windows: ['a', 'b'], n: 2 }
-    fake.answer = sent => (sent.event === 'command.chain' ? { effects: [{ kind: 'store.set', key: 'enabled', value }] } : {})
+    fake.answer = sent => (sent.event === 'ChainCommandTyped' ? { effects: [{ kind: 'save.enabled', enabled: false }] } : {})
     await $.session.start(START)
-    await $.command.run(typed('slash-chain', 'on'))
+    await $.command.run(typed('slash-chain', 'off'))
     await $.command.run(typed('slash-chain', ''))
-    expect(fake.sent[1]?.e).toEqual({ args: '', stored: value })
+    expect(fake.sent.map(s => s.e)).toEqual([{ args: 'off', enabled: true }, { args: '', enabled: false }])
   })
 
   test('after sends timer with its token once the clock reaches it', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = sent => (sent.event === 'command.typed' ? { effects: [{ kind: 'after', ms: 1500, token: 41 }] } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { effects: [{ kind: 'after', ms: 1500, token: 41 }] } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     await fake.clock.advance(1499)
-    expect(fake.events()).toEqual(['command.typed'])
+    expect(fake.events()).toEqual(['ChainTyped'])
     await fake.clock.advance(1)
-    expect(await fake.received('timer')).toEqual({ event: 'timer', e: { token: 41, applied: false } })
-    expect(fake.events()).toEqual(['command.typed', 'timer'])
+    expect(await fake.received('TimerFired')).toEqual({ event: 'TimerFired', e: { token: 41, applied: false } })
+    expect(fake.events()).toEqual(['ChainTyped', 'TimerFired'])
   })
 
   test('a timer carries out what it was foreseen to do at once, then sends timer applied', async ($, on) => {
     const fake = fakeHelper(on)
     const run = { kind: 'run', command: 'b', args: 'y', token: 6, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }
-    fake.answer = sent => (sent.event === 'command.typed' ? { effects: [{ kind: 'after', ms: 0, token: 5, fires: [run] }] } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { effects: [{ kind: 'after', ms: 0, token: 5, fires: [run] }] } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))
     await fake.clock.settle()
@@ -247,12 +246,12 @@ describe('effects', () => {
     // The helper has been sent nothing but the timer since: the run's good end is foreseen too.
     expect(fake.logs).toEqual(['all 2 command(s) ran'])
     // The reports wait for the next event, and go out ahead of it, in order.
-    expect(fake.events()).toEqual(['command.typed'])
+    expect(fake.events()).toEqual(['ChainTyped'])
     await $.command.run({ command: 'slash-chain', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
     expect(fake.sent.slice(1)).toEqual([
-      { event: 'timer', e: { token: 5, applied: true } },
-      { event: 'run.done', e: { token: 6, error: null, output: '', applied: true } },
-      { event: 'command.chain', e: { args: '', stored: undefined } },
+      { event: 'TimerFired', e: { token: 5, applied: true } },
+      { event: 'RunEnded', e: { token: 6, error: null, output: '', applied: true } },
+      { event: 'ChainCommandTyped', e: { args: '', enabled: true } },
     ])
   })
 
@@ -260,7 +259,7 @@ describe('effects', () => {
     const fake = fakeHelper(on)
     const after = { kind: 'after', ms: 0, token: 21, fires: [{ kind: 'run', command: 'b', args: '', token: 22, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
     const then = [{ kind: 'log', text: '2/2: /b' }, after]
-    fake.answer = sent => (sent.event === 'command.typed' ? { reply: { kind: 'run', args: 'x', token: 20, then } } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run', args: 'x', token: 20, then } } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     expect(fake.logs).toEqual(['2/2: /b'])
@@ -268,13 +267,13 @@ describe('effects', () => {
     await fake.until(() => fake.logs.length > 1)
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['a|x', 'b|'])
     expect(fake.logs).toEqual(['2/2: /b', 'all 2 command(s) ran'])
-    expect(fake.events()).toEqual(['command.typed'])
+    expect(fake.events()).toEqual(['ChainTyped'])
     await $.command.run({ command: 'slash-chain', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
     expect(fake.sent.slice(1).map(s => s.e)).toEqual([
       { token: 20, error: null, output: '', applied: true },
       { token: 21, applied: true },
       { token: 22, error: null, output: '', applied: true },
-      { args: '', stored: undefined },
+      { args: '', enabled: true },
     ])
   })
 
@@ -282,14 +281,14 @@ describe('effects', () => {
     const fake = fakeHelper(on)
     const run = { kind: 'run', command: 'b', args: '', token: 8, then: null }
     fake.answer = sent => {
-      if (sent.event === 'command.typed') return { wants: ['prompt.submit'], effects: [{ kind: 'after', ms: 10, token: 7, fires: [run] }] }
-      return { wants: ['prompt.submit'] }
+      if (sent.event === 'ChainTyped') return { wants: ['PromptSubmitted'], effects: [{ kind: 'after', ms: 10, token: 7, fires: [run] }] }
+      return { wants: ['PromptSubmitted'] }
     }
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     await $.prompt.submit({ text: 'hello', wait: false, origin: { kind: 'composer' } })
     await fake.clock.advance(10)
-    expect(await fake.received('timer')).toEqual({ event: 'timer', e: { token: 7, applied: false } })
+    expect(await fake.received('TimerFired')).toEqual({ event: 'TimerFired', e: { token: 7, applied: false } })
     expect(fake.ran.map(r => r.command)).toEqual(['a'])
   })
 
@@ -298,10 +297,10 @@ describe('effects', () => {
     let logsAtDone: string[] = []
     let turns = 0
     fake.answer = sent => {
-      if (sent.event === 'command.typed') return { wants: ['turn.complete'], reply: { kind: 'run', args: 'x', token: 1 } }
-      if (sent.event === 'turn.complete' && ++turns === 1) return { wants: ['turn.complete'], effects: [{ kind: 'run', command: 'cost', args: 'today', token: 2, then: [{ kind: 'log', text: '✓ /a x' }, { kind: 'log', text: '✓ /cost today' }] }] }
-      if (sent.event === 'run.done') logsAtDone = [...fake.logs]
-      return { wants: ['turn.complete'] }
+      if (sent.event === 'ChainTyped') return { wants: ['TurnEnded'], reply: { kind: 'run', args: 'x', token: 1 } }
+      if (sent.event === 'TurnEnded' && ++turns === 1) return { wants: ['TurnEnded'], effects: [{ kind: 'run', command: 'cost', args: 'today', token: 2, then: [{ kind: 'log', text: '✓ /a x' }, { kind: 'log', text: '✓ /cost today' }] }] }
+      if (sent.event === 'RunEnded') logsAtDone = [...fake.logs]
+      return { wants: ['TurnEnded'] }
     }
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /cost today'))
@@ -309,7 +308,7 @@ describe('effects', () => {
     await fake.until(() => fake.logs.length === 2)
     await $.turn.complete(TURN) // the next event takes the held report out ahead of it
 
-    expect(await fake.received('run.done', 2)).toEqual({ event: 'run.done', e: { token: 2, error: null, output: '', applied: true } })
+    expect(await fake.received('RunEnded', 2)).toEqual({ event: 'RunEnded', e: { token: 2, error: null, output: '', applied: true } })
     expect(fake.ran).toEqual([
       { command: 'a', args: 'x', origin: { kind: 'composer' } },
       { command: 'cost', args: 'today', origin: { kind: 'plugin', name: 'slash-chain' } },
@@ -322,22 +321,22 @@ describe('effects', () => {
   test('run from a timer: after, then timer, then the run and run.done', async ($, on) => {
     const fake = fakeHelper(on)
     fake.answer = sent => {
-      if (sent.event === 'command.typed') return { effects: [{ kind: 'after', ms: 0, token: 3 }] }
-      if (sent.event === 'timer') return { effects: [{ kind: 'run', command: 'b', args: '', token: 4, then: null }] }
+      if (sent.event === 'ChainTyped') return { effects: [{ kind: 'after', ms: 0, token: 3 }] }
+      if (sent.event === 'TimerFired') return { effects: [{ kind: 'run', command: 'b', args: '', token: 4, then: null }] }
       return {}
     }
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     await fake.clock.settle()
-    expect(await fake.received('run.done')).toEqual({ event: 'run.done', e: { token: 4, error: null, output: '', applied: false } })
-    expect(fake.events()).toEqual(['command.typed', 'timer', 'run.done'])
+    expect(await fake.received('RunEnded')).toEqual({ event: 'RunEnded', e: { token: 4, error: null, output: '', applied: false } })
+    expect(fake.events()).toEqual(['ChainTyped', 'TimerFired', 'RunEnded'])
     expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['a x && /b', 'b '])
     expect(fake.logs).toEqual([])
   })
 
   test('a run that throws sends run.done with the error and writes no promised line', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = sent => (sent.event === 'turn.complete' ? { effects: [{ kind: 'run', command: 'broken', args: '', token: 9, then: [{ kind: 'log', text: '✓ /broken' }] }] } : { wants: ['turn.complete'] })
+    fake.answer = sent => (sent.event === 'TurnEnded' ? { effects: [{ kind: 'run', command: 'broken', args: '', token: 9, then: [{ kind: 'log', text: '✓ /broken' }] }] } : { wants: ['TurnEnded'] })
     fake.command = e => {
       if (e.command === 'broken') throw new Error('broken failed')
       return { text: 'ok' }
@@ -345,7 +344,7 @@ describe('effects', () => {
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /broken'))
     await $.turn.complete(TURN)
-    const done = await fake.received('run.done')
+    const done = await fake.received('RunEnded')
     expect(done.e).toEqual({ token: 9, error: expect.any(String), output: '', applied: false })
     expect(String(done.e.error).length).toBeGreaterThan(0)
     expect(fake.logs).toEqual([])
@@ -356,8 +355,8 @@ describe('effects', () => {
     const held = deferred<{ text: string }>()
     fake.command = e => (e.command === 'slow' ? held.promise : { text: 'ok' })
     fake.answer = sent => {
-      if (sent.event === 'turn.complete') return { wants: ['prompt.submit'], effects: [{ kind: 'run', command: 'slow', args: '', token: 5, then: [{ kind: 'log', text: '✓ /slow' }] }] }
-      return { wants: ['turn.complete', 'prompt.submit'] }
+      if (sent.event === 'TurnEnded') return { wants: ['PromptSubmitted'], effects: [{ kind: 'run', command: 'slow', args: '', token: 5, then: [{ kind: 'log', text: '✓ /slow' }] }] }
+      return { wants: ['TurnEnded', 'PromptSubmitted'] }
     }
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /slow'))
@@ -366,7 +365,7 @@ describe('effects', () => {
     // The person types while /slow runs: the helper answers it, so its version moves on.
     await $.prompt.submit({ text: 'meanwhile', wait: false, origin: { kind: 'composer' } })
     held.resolve({ text: 'slow done' })
-    expect((await fake.received('run.done')).e).toEqual({ token: 5, error: null, output: '', applied: false })
+    expect((await fake.received('RunEnded')).e).toEqual({ token: 5, error: null, output: '', applied: false })
     expect(fake.logs).toEqual([])
   })
 
@@ -376,18 +375,18 @@ describe('effects', () => {
     const answerLater = deferred<Response>()
     fake.command = e => (e.command === 'slow' ? held.promise : { text: 'ok' })
     fake.answer = sent => {
-      if (sent.event === 'turn.complete') return { wants: ['prompt.submit'], effects: [{ kind: 'run', command: 'slow', args: '', token: 6, then: [{ kind: 'log', text: '✓ /slow' }] }] }
-      if (sent.event === 'prompt.submit') return answerLater.promise
-      return { wants: ['turn.complete'] }
+      if (sent.event === 'TurnEnded') return { wants: ['PromptSubmitted'], effects: [{ kind: 'run', command: 'slow', args: '', token: 6, then: [{ kind: 'log', text: '✓ /slow' }] }] }
+      if (sent.event === 'PromptSubmitted') return answerLater.promise
+      return { wants: ['TurnEnded'] }
     }
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /slow'))
     await $.turn.complete(TURN)
     await fake.until(() => fake.ran.some(r => r.command === 'slow'))
     const submitted = $.prompt.submit({ text: 'meanwhile', wait: false, origin: { kind: 'composer' } })
-    await fake.received('prompt.submit')
+    await fake.received('PromptSubmitted')
     held.resolve({ text: 'slow done' })
-    expect((await fake.received('run.done')).e).toEqual({ token: 6, error: null, output: '', applied: false })
+    expect((await fake.received('RunEnded')).e).toEqual({ token: 6, error: null, output: '', applied: false })
     answerLater.resolve({})
     await submitted
     expect(fake.logs).toEqual([])
@@ -395,26 +394,26 @@ describe('effects', () => {
 
   test('a run reply to command.typed runs the typed command with the head, then sends run.done', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = sent => (sent.event === 'command.typed' ? { reply: { kind: 'run', args: 'all', token: 12 } } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run', args: 'all', token: 12 } } : {})
     await $.session.start(START)
     const answer = await $.command.run(typed('context', 'all && /cost && /usage'))
     expect(answer).toEqual({ text: 'ran /context all' })
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['context|all'])
     expect(fake.sent).toEqual([
-      { event: 'command.typed', e: { command: 'context', args: 'all && /cost && /usage', origin: 'composer' } },
-      { event: 'run.done', e: { token: 12, error: null, output: '', applied: false } },
+      { event: 'ChainTyped', e: { command: 'context', args: 'all && /cost && /usage', origin: 'composer', enabled: true } },
+      { event: 'RunEnded', e: { token: 12, error: null, output: '', applied: false } },
     ])
   })
 
   test('a run reply whose command throws sends run.done with the error and runs nothing else', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = sent => (sent.event === 'command.typed' ? { reply: { kind: 'run', args: '', token: 13 } } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run', args: '', token: 13 } } : {})
     fake.command = () => {
       throw new Error('compact failed')
     }
     await $.session.start(START)
     await expect($.command.run(typed('compact', '&& /cost'))).rejects.toThrow()
-    const done = await fake.received('run.done')
+    const done = await fake.received('RunEnded')
     expect(done.e).toEqual({ token: 13, error: expect.any(String), output: '', applied: false })
     // The typed command ran once, with its head: it is not run again with the chain's text.
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['compact|'])
@@ -486,7 +485,7 @@ describe('fail-safe', () => {
     await $.command.run(typed('a', 'z && /b'))
     expect(fake.spawned).toHaveLength(2)
     expect(fake.sockets).toEqual([socket(1), socket(2), socket(2)])
-    expect(fake.events()).toEqual(['command.typed', 'command.typed', 'command.typed'])
+    expect(fake.events()).toEqual(['ChainTyped', 'ChainTyped', 'ChainTyped'])
     expect(fake.logs).toHaveLength(1)
   })
 
@@ -500,12 +499,12 @@ describe('fail-safe', () => {
       finished = true
       return result
     })
-    await fake.received('command.typed')
+    await fake.received('ChainTyped')
     await fake.clock.advance(ANSWER_TIMEOUT_MS - 1)
     expect(finished).toBe(false)
     await fake.clock.advance(1)
     expect(await answer).toEqual({ text: 'ran /a x && /b' })
-    expect(fake.logs).toEqual([`unavailable: the helper did not answer command.typed within ${ANSWER_TIMEOUT_MS} ms; commands run as typed until it is back`])
+    expect(fake.logs).toEqual([`unavailable: the helper did not answer ChainTyped within ${ANSWER_TIMEOUT_MS} ms; commands run as typed until it is back`])
     await $.command.run(typed('a', 'y && /b'))
     expect(fake.spawned).toHaveLength(2)
   })
@@ -515,18 +514,18 @@ describe('fail-safe', () => {
     fake.answer = () => ({ hang: true })
     await $.session.start(START)
     const call = $.tool.call({ tool: FAIL_TOOL, reason: 'r' })
-    await fake.received('tool.fail')
+    await fake.received('FailCalled')
     await fake.clock.advance(ANSWER_TIMEOUT_MS)
     expect(await call).toEqual({ deny: 'unavailable: no answer; commands run as typed until it is back' })
   })
 
   const garbage: Array<[string, { status: number; text: string }, string]> = [
     ['not JSON', { status: 200, text: 'Traceback (most recent call last)' }, 'not JSON'],
-    ['a wrong version', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 1'],
-    ['no version', { status: 200, text: JSON.stringify({ version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 1'],
-    ['no wants', { status: 200, text: JSON.stringify({ v: 1, version: 1, reply: null, effects: [] }) }, 'not bridge version 1'],
-    ['effects that are not a list', { status: 200, text: JSON.stringify({ v: 1, version: 1, wants: [], reply: null, effects: {} }) }, 'not bridge version 1'],
-    ['HTTP 500', { status: 500, text: JSON.stringify({ v: 1, error: 'internal error' }) }, 'answered 500'],
+    ['a wrong version', { status: 200, text: JSON.stringify({ v: 1, version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 2'],
+    ['no version', { status: 200, text: JSON.stringify({ version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 2'],
+    ['no wants', { status: 200, text: JSON.stringify({ v: 2, version: 1, reply: null, effects: [] }) }, 'not bridge version 2'],
+    ['effects that are not a list', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: {} }) }, 'not bridge version 2'],
+    ['HTTP 500', { status: 500, text: JSON.stringify({ v: 2, error: 'internal error' }) }, 'answered 500'],
     ['HTTP 404 with HTML', { status: 404, text: '<html>not found</html>' }, 'not JSON'],
   ]
   for (const [what, raw, why] of garbage) {
@@ -547,16 +546,16 @@ describe('fail-safe', () => {
 
   test('HTTP 400 falls back for that event but keeps the helper', async ($, on) => {
     const fake = fakeHelper(on)
-    const refused = { status: 400, text: JSON.stringify({ v: 1, error: 'bad command.typed event: stored' }) }
+    const refused = { status: 400, text: JSON.stringify({ v: 2, error: 'bad ChainTyped event: stored' }) }
     const responses: Response[] = [{ raw: refused }, { reply: { kind: 'run', args: 'y', token: 1 } }]
     fake.answer = () => responses.shift() ?? {}
     await $.session.start(START)
     expect(await $.command.run(typed('a', 'x && /b'))).toEqual({ text: 'ran /a x && /b' })
-    expect(fake.logs).toEqual(['unavailable: the helper refused the event: bad command.typed event: stored; commands run as typed until it is back'])
+    expect(fake.logs).toEqual(['unavailable: the helper refused the event: bad ChainTyped event: stored; commands run as typed until it is back'])
     expect(await $.command.run(typed('a', 'y && /b'))).toEqual({ text: 'ran /a y' })
     expect(fake.spawned).toHaveLength(1)
     expect(fake.exits).toEqual([])
-    expect(fake.events()).toEqual(['command.typed', 'command.typed', 'run.done'])
+    expect(fake.events()).toEqual(['ChainTyped', 'ChainTyped', 'RunEnded'])
   })
 
   test('the line comes again only after the helper answered in between', async ($, on) => {
@@ -573,7 +572,7 @@ describe('fail-safe', () => {
 
   test('a helper that exits while a chain runs says so once; the next chain starts a new one', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = () => ({ wants: ['turn.complete'] })
+    fake.answer = () => ({ wants: ['TurnEnded'] })
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     fake.exit(0)
@@ -581,17 +580,17 @@ describe('fail-safe', () => {
     expect(fake.logs).toEqual(['unavailable: the helper exited (code 0); commands run as typed until it is back'])
     // Its wants went with it: the turn's end starts nothing.
     await $.turn.complete(TURN)
-    expect(fake.events()).toEqual(['command.typed'])
+    expect(fake.events()).toEqual(['ChainTyped'])
     expect(fake.spawned).toHaveLength(1)
     await $.command.run(typed('a', 'y && /b'))
     expect(fake.spawned).toHaveLength(2)
-    expect(fake.events()).toEqual(['command.typed', 'command.typed'])
+    expect(fake.events()).toEqual(['ChainTyped', 'ChainTyped'])
   })
 
   test('a helper that exits after a step line was written still runs that step, and says once it is gone', async ($, on) => {
     const fake = fakeHelper(on)
     const after = { kind: 'after', ms: 0, token: 31, fires: [{ kind: 'run', command: 'b', args: 'y', token: 32, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
-    fake.answer = sent => (sent.event === 'command.typed' ? { wants: ['prompt.submit'], reply: { kind: 'run', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { wants: ['PromptSubmitted'], reply: { kind: 'run', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))
     expect(fake.logs).toEqual(['2/2: /b y'])
@@ -602,7 +601,7 @@ describe('fail-safe', () => {
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['a|x', 'b|y'])
     // The step the line claimed ran; its end is heard by nobody, and the chain's end was said once.
     expect(fake.logs).toEqual(['2/2: /b y', 'unavailable: the helper exited (code 0); commands run as typed until it is back'])
-    expect(fake.events()).toEqual(['command.typed'])
+    expect(fake.events()).toEqual(['ChainTyped'])
   })
 
   test('a helper that exits while idle goes quietly', async ($, on) => {
@@ -630,7 +629,7 @@ describe('fail-safe', () => {
 
   test('an optional event the helper fails on leaves the engine answer untouched', async ($, on) => {
     const fake = fakeHelper(on)
-    const responses: Response[] = [{ wants: ['skill.prompt'] }, { deny: 'failed: ECONNRESET' }]
+    const responses: Response[] = [{ wants: ['PromptHanded'] }, { deny: 'failed: ECONNRESET' }]
     fake.answer = () => responses.shift() ?? never<Response>()
     await $.session.start(START)
     await $.command.run(typed('review', 'x && /cost'))

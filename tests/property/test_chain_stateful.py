@@ -32,11 +32,11 @@ from slashkit.core.chain_machine import (
     PromptSubmitted,
     Reply,
     ToolAnswered,
-    ToolDenied,
     Transition,
     TurnEnded,
     on_event,
 )
+from slashkit.core.policy import Denied
 
 # The commands the person can type: local, prompt and pane commands, held or not, panes that do not hold the
 # chain, throwing ones, and (below) one the host does not know. `pr` is a prefix of `prh` on purpose: the
@@ -308,10 +308,10 @@ class SeedModel:
     def fail(self, reason: object, agent: str | None) -> Reply:
         r = self.running
         if r is None or not r.saw_prompt or agent is not None:
-            return ToolDenied("no slash-chain step waits on this turn, so there is nothing to stop")
+            return Denied("no slash-chain step waits on this turn, so there is nothing to stop")
         why = js_trim(reason) if isinstance(reason, str) else ""
         if why == "":
-            return ToolDenied("reason is required: say in one sentence why the step failed")
+            return Denied("reason is required: say in one sentence why the step failed")
         self.stop(f"the model reported it failed: {why}")
         return ToolAnswered("The chain stopped; the steps after this one do not run.")
 
@@ -561,11 +561,11 @@ class TranscriptRules:
 
 #: One event of each kind a host may skip when the state does not name it (`wants`), by the host's name for it.
 SKIPPABLE: Final[dict[str, list[Event]]] = {
-    "skill.prompt": [PromptHanded("do it")],
-    "ui.open": [PaneOpened("p1", focus=True, placed=True)],
-    "ui.close": [PaneClosed(p) for p in ("p1", "p2", "p3", "p4")],
-    "turn.complete": [TurnEnded("answer"), TurnEnded("error")],
-    "prompt.submit": [PromptSubmitted("never mind", "composer"), PromptSubmitted("/pr", "bridge")],
+    "PromptHanded": [PromptHanded("do it")],
+    "PaneOpened": [PaneOpened("p1", focus=True, placed=True)],
+    "PaneClosed": [PaneClosed(p) for p in ("p1", "p2", "p3", "p4")],
+    "TurnEnded": [TurnEnded("answer"), TurnEnded("error")],
+    "PromptSubmitted": [PromptSubmitted("never mind", "composer"), PromptSubmitted("/pr", "bridge")],
 }
 
 

@@ -4,11 +4,12 @@
 import pytest
 
 from slashkit.adapters.memory import Command, Local, Prompt, host
-from slashkit.core.chain_machine import FailCalled, ToolAnswered, ToolDenied
+from slashkit.core.chain_machine import FailCalled, ToolAnswered
+from slashkit.core.policy import Denied
 
 STOPPED = ToolAnswered("The chain stopped; the steps after this one do not run.")
-NOTHING_WAITS = ToolDenied("no slash-chain step waits on this turn, so there is nothing to stop")
-NEEDS_REASON = ToolDenied("reason is required: say in one sentence why the step failed")
+NOTHING_WAITS = Denied("no slash-chain step waits on this turn, so there is nothing to stop")
+NEEDS_REASON = Denied("reason is required: say in one sentence why the step failed")
 
 
 def test_the_fail_tool_stops_a_chain_whose_prompt_step_waits_on_its_turn() -> None:

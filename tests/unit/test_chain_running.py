@@ -31,7 +31,7 @@ def test_chained_local_commands_run_one_after_another_each_with_its_own_args() -
 
 def test_a_step_after_the_first_runs_from_a_timer_not_inside_the_hook_that_ended_its_predecessor() -> None:
     h = host(a=Local(), b=Local())
-    typed = h.chains.command_typed("a", "x && /b y", "composer")
+    typed = h.chains.command_typed("a", "x && /b y", "composer", True)
     assert typed == RunTyped(chain=1, index=1, args="x")
 
     h.chains.report_run(typed.chain, typed.index, Success(""))

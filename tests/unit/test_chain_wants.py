@@ -16,11 +16,11 @@ from slashkit.core.chain_machine import (
 
 #: One event of each kind a host may skip, by the name the host gives it.
 OPTIONAL: dict[str, list[Event]] = {
-    "skill.prompt": [PromptHanded("do it")],
-    "ui.open": [PaneOpened("pane-1", focus=True, placed=True)],
-    "ui.close": [PaneClosed("pane-1")],
-    "turn.complete": [TurnEnded("answer"), TurnEnded("error")],
-    "prompt.submit": [PromptSubmitted("never mind", "composer")],
+    "PromptHanded": [PromptHanded("do it")],
+    "PaneOpened": [PaneOpened("pane-1", focus=True, placed=True)],
+    "PaneClosed": [PaneClosed("pane-1")],
+    "TurnEnded": [TurnEnded("answer"), TurnEnded("error")],
+    "PromptSubmitted": [PromptSubmitted("never mind", "composer")],
 }
 
 
@@ -44,7 +44,7 @@ def test_a_running_step_wants_its_prompt_its_pane_and_the_persons_prompts() -> N
     h = host(a=Command(does=Local(), held=True), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.wants() == frozenset({"skill.prompt", "ui.open", "prompt.submit"})
+    assert h.chains.wants() == frozenset({"PromptHanded", "PaneOpened", "PromptSubmitted"})
     assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
 
 
@@ -52,7 +52,7 @@ def test_a_prompt_step_waiting_for_its_turn_wants_the_turn_end() -> None:
     h = host(a=Prompt("do a"), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.wants() == frozenset({"turn.complete", "prompt.submit"})
+    assert h.chains.wants() == frozenset({"TurnEnded", "PromptSubmitted"})
     assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
 
 
@@ -60,14 +60,14 @@ def test_a_held_prompt_step_wants_a_turn_end_before_its_run_resolved() -> None:
     h = host(a=Command(does=Prompt("do a"), held=True), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.wants() == frozenset({"skill.prompt", "ui.open", "turn.complete", "prompt.submit"})
+    assert h.chains.wants() == frozenset({"PromptHanded", "PaneOpened", "TurnEnded", "PromptSubmitted"})
 
 
 def test_a_pane_step_waiting_for_its_pane_wants_the_close() -> None:
     h = host(a=Pane("pane-1"), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.wants() == frozenset({"ui.close", "prompt.submit"})
+    assert h.chains.wants() == frozenset({"PaneClosed", "PromptSubmitted"})
     assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
 
 

@@ -90,14 +90,15 @@ def test_the_adapters_fit_the_ports() -> None:
     # mypy checks the assignments: each fake fits its Protocol without inheriting from it.
     clock: Clock = ManualClock()
     ui: UiLog = RecordingUi()
-    store: Store = DictStore()
+    stored = DictStore()
+    store: Store = stored
     env: Environment = DictEnvironment({"LICH_SESSION_ID": "x"})
     whoami: Whoami = ScriptedWhoami()
 
     clock.after(0, lambda: ui.log("fired"))
     store.set("k", 1)
     assert isinstance(whoami.whoami(), Failure)
-    assert (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"), store.get("k")) == ("x", None, 1)
+    assert (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"), stored.data["k"]) == ("x", None, 1)
 
 
 def test_host_wraps_a_bare_script_in_a_command() -> None:

@@ -25,6 +25,7 @@ from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.chain_machine import Outcome, Tally
+from slashkit.core.policy import Denied
 from slashkit.core.ports import RunOutcome
 
 B, C = Step("b", ""), Step("c", "")
@@ -88,7 +89,7 @@ class TestNote:
 
 def test_the_fail_tool_answers_with_the_cores_text() -> None:
     assert tool_answer(m.ToolAnswered(texts.FAIL_STOPPED)) == (texts.FAIL_STOPPED, False)
-    assert tool_answer(m.ToolDenied(texts.FAIL_NEEDS_REASON)) == (texts.FAIL_NEEDS_REASON, True)
+    assert tool_answer(Denied(texts.FAIL_NEEDS_REASON)) == (texts.FAIL_NEEDS_REASON, True)
     assert tool_answer(None) == (texts.FAIL_NOTHING_WAITS, True)
 
 
@@ -102,7 +103,7 @@ def session() -> tuple[ObservedChainSession, list[tuple[int, object]], Ports]:
 
 
 def typed(chains: ObservedChainSession, text: str = "x && /b && /c") -> m.RunTyped:
-    started = chains.command_typed("a", text, "bridge")
+    started = chains.command_typed("a", text, "bridge", True)
     assert isinstance(started, m.RunTyped)
     return started
 
@@ -160,7 +161,7 @@ def test_an_answered_turn_after_the_hook_fired_runs_the_next_step() -> None:
 
 def test_a_pipe_hands_a_local_steps_output_to_the_next_query() -> None:
     chains, _, ports = session()
-    run = chains.command_typed("a", "x | /b y", "bridge")
+    run = chains.command_typed("a", "x | /b y", "bridge", True)
     assert isinstance(run, m.RunTyped)
     report(chains, chains.reporter(run.chain, run.index), "ran", "the text", "/a x")
     ports.clock.fire_due()

@@ -21,7 +21,7 @@ def answer(reply: dict[str, Any]) -> tuple[str, bool]:
 
 def session(**kw: Any) -> SlashSession:
     made = SlashSession(ClaudeAgentOptions(), **kw)
-    made._ports.runner.builtin_names = frozenset({"compact", "model", "effort", "clear"})
+    made._builtins = frozenset({"compact", "model", "effort", "clear"})
     return made
 
 

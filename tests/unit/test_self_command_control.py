@@ -6,8 +6,9 @@ import pytest
 from returns.result import Failure, Success
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Throws
+from slashkit.core.policy import Denied
 from slashkit.core.ports import Identity
-from slashkit.core.self_command_session import ControlQueued, Denied
+from slashkit.core.self_command_session import ControlQueued
 
 CONTROL = "mcp__lich__control_session"
 DESCRIPTION = "Controls another Claude Code session: Claude Code sessions only, and never your own."
@@ -50,7 +51,7 @@ def test_a_command_for_this_session_by_its_id_is_queued_without_asking_lich_who_
 def test_the_queued_control_command_runs_only_after_the_call_was_answered() -> None:
     h = in_lich()
 
-    reply = h.self_commands.control_answered("lich-7f3a", "command", "compact", None, True)
+    reply = h.self_commands.control_answered("lich-7f3a", "command", "compact", None, True, h.builtins())
 
     assert reply == queued("/compact")
     assert h.runs == []

@@ -19,7 +19,7 @@ from slashkit.core.chain_machine import (
     RunTyped,
     TurnEnded,
 )
-from slashkit.core.chain_session import ChainSession
+from slashkit.core.chain_session import ENABLED_KEY, ChainSession, enabled
 from slashkit.core.ports import Identity, RunOutcome
 from slashkit.core.self_command_session import SelfCommandSession, ToolReply
 from slashkit.core.texts import CHAIN_COMMAND
@@ -158,9 +158,6 @@ class ScriptedRunner:
     def run(self, command: str, args: str, done: Callable[[RunOutcome], None]) -> None:
         self.host.run_command(command, args, "plugin", done)
 
-    def builtins(self) -> Collection[str]:
-        return [name for name, c in self.host.commands.items() if c.builtin]
-
 
 # The host
 
@@ -222,7 +219,7 @@ class MemoryHost:
     ) -> None:
         """Runs a command from any origin through the hooks, as the engine does: the chain hook hears every run
         whose arguments its matcher accepts, whoever started it."""
-        reply = self.chains.command_typed(command, args, origin) if holds_chain(args) else None
+        reply = self.chains.command_typed(command, args, origin, self.enabled()) if holds_chain(args) else None
         match reply:
             case RunTyped(chain, index, head):
                 self._run(command, head, origin, self.chains.reporter(chain, index))
@@ -231,6 +228,14 @@ class MemoryHost:
                 done(Success(text))
             case None:
                 self._run(command, args, origin, done)
+
+    def enabled(self) -> bool:
+        """The on/off setting as the host reads it when an event comes (another window may have changed it)."""
+        return enabled(self.store.get(ENABLED_KEY))
+
+    def builtins(self) -> Collection[str]:
+        """The host's built-in commands, as its command list names them now."""
+        return [name for name, c in self.commands.items() if c.builtin]
 
     def settle(self) -> None:
         """Lets every timer that is due fire (the host going idle)."""
@@ -258,14 +263,14 @@ class MemoryHost:
         name = skill.removeprefix("/") if isinstance(skill, str) else ""
         served = name in self.commands and not self.commands[name].builtin
         native = f"Launching skill: {name}" if served else SKILL_REFUSAL.format(name=name)
-        reply = self.self_commands.skill_answered(skill, args, is_error=not served)
+        reply = self.self_commands.skill_answered(skill, args, not served, self.builtins())
         self.settle()
         return native if reply is None else reply
 
     def control_call(self, target: object, action: object, value: object, args: object = None) -> ToolReply | str:
         """The model calls lich's control_session: lich answers first, then slashkit."""
         native, is_error = self.lich_control(target, action, value)
-        reply = self.self_commands.control_answered(target, action, value, args, is_error)
+        reply = self.self_commands.control_answered(target, action, value, args, is_error, self.builtins())
         self.settle()
         return native if reply is None else reply
 
@@ -277,7 +282,7 @@ class MemoryHost:
         self.runs.append((command, args))
         self.origins.append(origin)
         if command == CHAIN_COMMAND:
-            answer = self.chains.chain_command(args)
+            answer = self.chains.chain_command(args, self.enabled())
             self.answers.append(answer)
             done(Success(answer))
             return

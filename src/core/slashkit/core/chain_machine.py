@@ -5,7 +5,7 @@ imperative) and, for events that are a hook the host holds open, the hook's repl
 reads a clock or touches the host: `slashkit.core.chain_session` applies the effects through ports.
 """
 
-from typing import Literal
+from typing import Final, Literal
 
 import attrs
 from attrs import Factory, field, frozen
@@ -13,7 +13,7 @@ from attrs import Factory, field, frozen
 from slashkit.core import texts
 from slashkit.core.chain import Operator, Step, parse_chain
 from slashkit.core.js_text import js_trim, js_trim_end
-from slashkit.core.policy import PERSON, may_run, typed_by_person
+from slashkit.core.policy import PERSON, Denied, may_run, typed_by_person
 from slashkit.core.texts import Wait
 
 #: How a step ended: success when it ended well by the seed's rules (returned, its turn ended with an answer, its
@@ -284,13 +284,6 @@ class CommandAnswer:
 
 
 @frozen
-class ToolDenied:
-    """Refuse the tool call with this text."""
-
-    text: str
-
-
-@frozen
 class ToolAnswered:
     """Answer the tool call with this text."""
 
@@ -298,7 +291,7 @@ class ToolAnswered:
 
 
 #: None: the host goes on as it would without slashkit (runs the command as typed, keeps the prompt).
-Reply = RunTyped | PromptText | CommandAnswer | ToolDenied | ToolAnswered | None
+Reply = RunTyped | PromptText | CommandAnswer | Denied | ToolAnswered | None
 
 
 @frozen
@@ -351,28 +344,34 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return Transition(state)
 
 
+#: The names `wants` gives: each optional event by its class's name, and `StepOutput`, which asks a host to send
+#: the text a step's run returned with its end (`StepRan.output`), since only a `|` after the step reads it.
+STEP_OUTPUT: Final = "StepOutput"
+
+
 def wants(state: ChainState) -> frozenset[str]:
-    """Names the host events the state cares about besides the ones the plugin always hears (the chain
-    matcher, `/slash-chain`, the fail tool and its own reports), so a host can skip the rest."""
+    """Names the events the state cares about besides the ones a host always sends (`ChainTyped`,
+    `ChainCommandTyped`, `FailCalled` and the reports of the runs and timers the machine asked for), so a host
+    can skip the rest: a state that does not name an event is left unchanged by it."""
     r = state.running
     if r is None:
         return frozenset()
-    wanted = {"prompt.submit"}
+    wanted = {"PromptSubmitted"}
     if r.wait == "run":
-        wanted |= {"skill.prompt", "ui.open"}
+        wanted |= {"PromptHanded", "PaneOpened"}
     if r.pane is not None:
-        wanted.add("ui.close")
+        wanted.add("PaneClosed")
     if r.saw_prompt:
-        wanted.add("turn.complete")
+        wanted.add("TurnEnded")
     if r.left and r.left[0].op == "|":
         # The text the running step returns is handed on: only then does the host send it.
-        wanted.add("run.output")
+        wanted.add(STEP_OUTPUT)
     return frozenset(wanted)
 
 
 def hands_on(state: ChainState) -> bool:
     """Tells whether the running step's output matters: a `|` after it hands the output to the next step."""
-    return "run.output" in wants(state)
+    return STEP_OUTPUT in wants(state)
 
 
 def _moved(state: ChainState, running: Running) -> Transition:
@@ -550,10 +549,10 @@ def _fail_called(state: ChainState, reason: object, agent: str | None) -> Transi
     once, as the seed's; any other chain counts the step as failed when its turn ends."""
     r = state.running
     if r is None or not r.saw_prompt or agent is not None:
-        return Transition(state, reply=ToolDenied(texts.FAIL_NOTHING_WAITS))
+        return Transition(state, reply=Denied(texts.FAIL_NOTHING_WAITS))
     why = js_trim(reason) if isinstance(reason, str) else ""
     if why == "":
-        return Transition(state, reply=ToolDenied(texts.FAIL_NEEDS_REASON))
+        return Transition(state, reply=Denied(texts.FAIL_NEEDS_REASON))
     if r.mixed:
         marked = _moved(state, attrs.evolve(r, reported=why))
         return attrs.evolve(marked, reply=ToolAnswered(texts.fail_marked_text(_after_failure(r))))

@@ -12,6 +12,11 @@ from slashkit.core.ports import Clock, CommandRunner, RunOutcome, Store, UiLog
 ENABLED_KEY: Final = "enabled"
 
 
+def enabled(stored: object) -> bool:
+    """Reads the stored on/off setting: on unless it is `false` (a setting never written is on)."""
+    return stored is not False
+
+
 class ChainSession:
     """One session's chains. Each method is one host event; a method that answers a hook returns the reply."""
 
@@ -34,20 +39,23 @@ class ChainSession:
         """Names the optional host events the running chain needs (see `chain_machine.wants`)."""
         return m.wants(self.state)
 
-    def command_typed(self, command: str, args: str, origin: str) -> m.RunTyped | m.CommandAnswer | None:
-        """A command whose arguments hold an operator and `/<name>` is about to run (whoever ran it): RunTyped
+    def command_typed(
+        self, command: str, args: str, origin: str, enabled: bool
+    ) -> m.RunTyped | m.CommandAnswer | None:
+        """A command whose arguments hold an operator and `/<name>` is about to run (whoever ran it; `enabled`
+        is the stored setting, read by the host just now, since another window may have changed it): RunTyped
         runs it with the chain's head, then calls `reporter(typed.chain, typed.index)`; CommandAnswer answers it
         with a text and runs nothing (the refusal rule); None runs it as typed."""
-        reply = self.handle(m.ChainTyped(command, args, origin, self._enabled()))
+        reply = self.handle(m.ChainTyped(command, args, origin, enabled))
         return reply if isinstance(reply, m.RunTyped | m.CommandAnswer) else None
 
     def report_run(self, chain: int, index: int, outcome: RunOutcome) -> None:
         """The run a RunTyped asked for resolved or threw."""
         self.handle(_reported(chain, index, outcome))
 
-    def chain_command(self, args: str) -> str:
-        """`/slash-chain args`: the text the command answers."""
-        reply = self.handle(m.ChainCommandTyped(args, self._enabled()))
+    def chain_command(self, args: str, enabled: bool) -> str:
+        """`/slash-chain args`: the text the command answers; `enabled` as for `command_typed`."""
+        reply = self.handle(m.ChainCommandTyped(args, enabled))
         assert isinstance(reply, m.CommandAnswer)
         return reply.text
 
@@ -58,10 +66,6 @@ class ChainSession:
         for effect in moved.effects:
             self._apply(effect)
         return moved.reply
-
-    def _enabled(self) -> bool:
-        # Read again before each chain: another window may have changed it.
-        return self._store.get(ENABLED_KEY) is not False
 
     def _apply(self, effect: m.Effect) -> None:
         match effect:

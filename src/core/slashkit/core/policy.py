@@ -4,6 +4,8 @@ origins that are the person's own typing."""
 import re
 from typing import Final
 
+from attrs import frozen
+
 from slashkit.core.js_text import JS_WHITESPACE
 
 #: Never run for anyone but the person: run from a plugin, Claude Code saves what they set as the default for
@@ -44,3 +46,11 @@ def typed_by_person(origin: str) -> bool:
 def may_run(command: str, origin: str) -> bool:
     """Tells whether a command may run for this origin: a refused one only when the person typed it."""
     return typed_by_person(origin) or not is_refused(command)
+
+
+@frozen
+class Denied:
+    """Refuse the call with this text; nothing runs. The one refusal every path answers with (the fail tool's
+    when nothing waits, a /model or /effort the model asked for)."""
+
+    text: str

@@ -1,7 +1,7 @@
 """The ports: what the core asks of a host, as `typing.Protocol`s. Adapters implement them; the core's use
 cases (`chain_session`, `self_command_session`) touch the outside world through nothing else."""
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Protocol
 
 from attrs import frozen
@@ -18,14 +18,10 @@ class Clock(Protocol):
 
 
 class CommandRunner(Protocol):
-    """Runs the host's slash commands and lists them."""
+    """Runs the host's slash commands."""
 
     def run(self, command: str, args: str, done: Callable[[RunOutcome], None]) -> None:
         """Starts `/command args`; calls `done` once its run resolved or threw."""
-        ...
-
-    def builtins(self) -> Collection[str]:
-        """Names the commands whose source is `builtin` in the host's command list."""
         ...
 
 
@@ -38,9 +34,8 @@ class UiLog(Protocol):
 
 
 class Store(Protocol):
-    """Settings every window of the host shares; a value may change between two reads."""
-
-    def get(self, key: str) -> object: ...
+    """Settings every window of the host shares. The core only writes them: a value may change between two
+    reads, so the host reads it when an event comes and passes it with the event (`ChainTyped.enabled`)."""
 
     def set(self, key: str, value: object) -> None: ...
 

@@ -9,7 +9,7 @@ from attrs import frozen
 from slashkit.core import texts
 from slashkit.core.equal_fold import equal_fold, go_trim_space
 from slashkit.core.js_text import js_trim
-from slashkit.core.policy import is_refused
+from slashkit.core.policy import Denied, is_refused
 from slashkit.core.ports import Identity
 from slashkit.core.texts import Key
 
@@ -39,13 +39,6 @@ class Request:
 
 
 @frozen
-class Deny:
-    """Refuse the call with this text; nothing runs."""
-
-    text: str
-
-
-@frozen
 class Queue:
     """Run this command from a timer once the hook answered, and answer the call as queued."""
 
@@ -53,7 +46,7 @@ class Queue:
 
 
 #: None: the native answer reaches the model untouched.
-Decision = Deny | Queue | None
+Decision = Denied | Queue | None
 
 
 def activation(interactive: bool, session_id: str | None, prompt_lang: str | None) -> Lich | None:
@@ -85,7 +78,7 @@ def decide(lich: Lich, asked: Request, builtins: Collection[str]) -> Decision:
     (the model asked, not the person: `slashkit.core.policy`); a built-in is queued; anything else keeps the
     native answer."""
     if is_refused(asked.name):
-        return Deny(texts.text(lich.lang, Key.DENY_DEFAULT_SAVED, name=asked.name))
+        return Denied(texts.text(lich.lang, Key.DENY_DEFAULT_SAVED, name=asked.name))
     if asked.name not in builtins:
         return None
     return Queue(asked)

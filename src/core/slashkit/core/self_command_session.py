@@ -1,7 +1,7 @@
 """The self-command use case: gates on lich, amends tool descriptions and takes native refusals, applying
 the decisions of `slashkit.core.self_command` through ports."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Final
 
 from attrs import frozen
@@ -9,15 +9,16 @@ from returns.result import Failure
 
 from slashkit.core import self_command as sc
 from slashkit.core import texts
+from slashkit.core.policy import Denied
 from slashkit.core.ports import Clock, CommandRunner, Environment, Identity, RunOutcome, UiLog, Whoami
 
 #: The host events an active session needs; an inactive one needs none.
-ACTIVE_WANTS: Final = frozenset({"tool.describe", "skill.refused", "control.refused"})
+ACTIVE_WANTS: Final = frozenset({"ToolDescribed", "SkillAnswered", "ControlAnswered"})
 
 
 @frozen
 class SkillQueued:
-    """Answer the Skill call as a loaded skill (`{success: true, commandName}`) with this context note."""
+    """Answer the skill call as a loaded skill named `command`, with this note as context for the model."""
 
     command: str
     note: str
@@ -26,13 +27,6 @@ class SkillQueued:
 @frozen
 class ControlQueued:
     """Answer the control_session call with this text (not an error)."""
-
-    text: str
-
-
-@frozen
-class Denied:
-    """Refuse the call with this text."""
 
     text: str
 
@@ -65,21 +59,22 @@ class SelfCommandSession:
         """A tool's description as the model is to see it; None keeps the host's."""
         return None if self.lich is None else sc.described(self.lich, tool, description)
 
-    def skill_answered(self, skill: object, args: object, is_error: bool) -> ToolReply:
-        """The Skill tool answered first; only its refusal of a built-in is taken."""
+    def skill_answered(self, skill: object, args: object, is_error: bool, builtins: Collection[str]) -> ToolReply:
+        """The Skill tool answered first; only its refusal of a built-in is taken. `builtins` names the host's
+        built-in commands, as listed just now."""
         if self.lich is None or not is_error or not isinstance(skill, str):
             return None
         asked = sc.request(skill, args)
-        match sc.decide(self.lich, asked, self._runner.builtins()):
-            case sc.Deny(text):
-                return Denied(text)
+        match sc.decide(self.lich, asked, builtins):
+            case Denied() as denied:
+                return denied
             case sc.Queue():
                 self._queue(asked)
                 return SkillQueued(asked.name, sc.skill_queued(self.lich, asked))
         return None
 
     def control_answered(
-        self, target: object, action: object, value: object, args: object, is_error: bool
+        self, target: object, action: object, value: object, args: object, is_error: bool, builtins: Collection[str]
     ) -> ToolReply:
         """lich's control_session answered first; only its refusal of a command aimed at this session is
         taken. lich is asked who this session is only for such a refusal that did not name the id."""
@@ -90,9 +85,9 @@ class SelfCommandSession:
         if not sc.is_this_session(lich, target, identity):
             return None
         asked = sc.request(value, args)
-        match sc.decide(lich, asked, self._runner.builtins()):
-            case sc.Deny(text):
-                return Denied(text)
+        match sc.decide(lich, asked, builtins):
+            case Denied() as denied:
+                return denied
             case sc.Queue():
                 self._queue(asked)
                 return ControlQueued(sc.control_queued(lich, asked))

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Final
 
 from slashkit.core import texts
+from slashkit.core.chain_session import ENABLED_KEY
 
 MARKETPLACE: Final = "slashkit"
 PLUGINS: Final = ("slash-chain", "self-command")
-HELPER_MODULE: Final = "slashkit.adapters.claude_code.helper"
+HELPER_MODULE: Final = "slashkit.adapters.bridge.helper"
 #: A helper that has not said READY by then is taken as unavailable (a cold start measured ~0.1-0.3 s).
 START_TIMEOUT_MS: Final = 5000
 #: Longest wait for one answer; whoami, the slowest thing the helper does, gives up after 2 s.
@@ -62,6 +63,8 @@ def _lay_out_plugin(folder: Path, name: str, python: str) -> None:
     _write(folder / "hooks" / "hooks.json", _json({"modules": ["./register.ts"]}))
     _write(folder / "hooks" / "register.ts", (mod / f"{name}.ts").read_text())
     _write(folder / "hooks" / "bridge.ts", (mod / "bridge.ts").read_text())
+    # The bridge's client, shared by every JavaScript host; this shim's bridge.ts gives it Claude Code's `$`.
+    _write(folder / "hooks" / "client.ts", (resources.files("slashkit.adapters.bridge") / "client.ts").read_text())
     _write(folder / "hooks" / "host.ts", _host_module(name, python))
     _write(folder / "README.md", (mod / f"{name}.README.md").read_text())
     _write_bytes(folder / ".claude-plugin" / "icon.png", (mod / "icon.png").read_bytes())
@@ -75,6 +78,7 @@ def _host_module(name: str, python: str) -> str:
         "START_TIMEOUT_MS": START_TIMEOUT_MS,
         "ANSWER_TIMEOUT_MS": ANSWER_TIMEOUT_MS,
         "UNAVAILABLE": _UNAVAILABLE[name],
+        "ENABLED_KEY": ENABLED_KEY,
         "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
         "COMMAND_HINT": texts.CHAIN_COMMAND_HINT,
         "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,

@@ -3,8 +3,8 @@ becomes the core's events, and how the core's replies, lines and chain ends reac
 imports the SDK; `slashkit.adapters.sdk.session` hands it plain values."""
 
 from collections import deque
-from collections.abc import Callable, Collection
-from typing import Final
+from collections.abc import Callable
+from typing import Final, Protocol
 
 from attrs import define, field, frozen
 from returns.result import Failure, Success
@@ -15,7 +15,8 @@ from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.chain_session import ChainSession
 from slashkit.core.js_text import js_trim_end
-from slashkit.core.ports import RunOutcome, Store
+from slashkit.core.policy import Denied
+from slashkit.core.ports import RunOutcome
 
 #: The origin of what the harness types: the person's own input, which may run /model and /effort and cancels a
 #: running chain (slashkit.core.policy). Claude Code's own name for an SDK host's turn, `sdk`, is the person's
@@ -125,7 +126,7 @@ def tool_answer(reply: m.Reply) -> tuple[str, bool]:
     match reply:
         case m.ToolAnswered(text):
             return text, False
-        case m.ToolDenied(text):
+        case Denied(text):
             return text, True
     return texts.FAIL_NOTHING_WAITS, True
 
@@ -191,7 +192,6 @@ class RunRequest:
 class QueuedRunner:
     """Takes the core's runs as requests the host's driver sends as queries, one at a time."""
 
-    builtin_names: Collection[str] = ()
     requests: deque[RunRequest] = field(factory=deque)
     running: Callable[[], m.Running | None] = lambda: None
 
@@ -199,9 +199,6 @@ class QueuedRunner:
         r = self.running()
         chain, index = (r.chain, r.index) if r is not None else (0, 0)
         self.requests.append(RunRequest(chain, index, Step(command, args), done))
-
-    def builtins(self) -> Collection[str]:
-        return self.builtin_names
 
     def take(self, chain: int) -> RunRequest | None:
         """The next run of this chain, if one waits; runs of chains that ended are dropped."""
@@ -227,9 +224,18 @@ class NoticeLog:
         self.tell(Notice(text))
 
 
+class SettingStore(Protocol):
+    """Where the on/off setting lives: the host reads it before each chain (and passes it to the core, which only
+    writes it); a harness that shares it across sessions passes its own."""
+
+    def get(self, key: str) -> object: ...
+
+    def set(self, key: str, value: object) -> None: ...
+
+
 @define
 class SessionStore:
-    """The on/off setting of one SDK session (a harness that shares it across sessions passes its own Store)."""
+    """The on/off setting of one SDK session (a harness that shares it across sessions passes its own)."""
 
     data: dict[str, object] = field(factory=dict)
 
@@ -247,4 +253,4 @@ class Ports:
     clock: DrainedClock
     runner: QueuedRunner
     ui: NoticeLog
-    store: Store
+    store: SettingStore

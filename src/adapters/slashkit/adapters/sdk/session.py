@@ -42,6 +42,7 @@ from slashkit.adapters.sdk.mapping import (
     QueuedRunner,
     RunRequest,
     SessionStore,
+    SettingStore,
     report,
     step_end,
     step_note,
@@ -52,7 +53,8 @@ from slashkit.core import chain_machine as m
 from slashkit.core import self_command as sc
 from slashkit.core import texts
 from slashkit.core.chain import Step, holds_chain
-from slashkit.core.ports import Store
+from slashkit.core.chain_session import ENABLED_KEY, enabled
+from slashkit.core.policy import Denied
 from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
 
 #: The in-process server and tool the model calls to run one of the session's built-ins.
@@ -88,7 +90,7 @@ class SlashSession:
         client: ClaudeSDKClient | None = None,
         self_commands: bool = False,
         language: str | None = None,
-        store: Store | None = None,
+        store: SettingStore | None = None,
     ) -> None:
         self._buffers: dict[int, list[Event]] = {}
         self._loose: list[Event] = []
@@ -103,6 +105,7 @@ class SlashSession:
         self._prompted = False
         self._reported_failed = False
         self._known: frozenset[str] | None = None
+        self._builtins: Collection[str] = frozenset()
         base = client.options if client is not None else (options or ClaudeAgentOptions())
         amended = self._amend(base)
         if client is None:
@@ -125,7 +128,7 @@ class SlashSession:
         await self.client.connect()
         known, builtins = command_names(await self.client.get_server_info())
         self._known = known
-        self._ports.runner.builtin_names = builtins
+        self._builtins = builtins
 
     async def disconnect(self) -> None:
         """Ends the session."""
@@ -142,12 +145,12 @@ class SlashSession:
         """
         command, _, args = text.removeprefix("/").partition(" ")
         if text.startswith("/") and command == CHAIN_COMMAND:
-            for event in self._answer(Step(command, args), self.chains.chain_command(args)):
+            for event in self._answer(Step(command, args), self.chains.chain_command(args, self._enabled())):
                 yield event
             return
         chained = text.startswith("/") and holds_chain(args)
         first: RunRequest | None
-        match self.chains.command_typed(command, args, HARNESS_ORIGIN) if chained else None:
+        match self.chains.command_typed(command, args, HARNESS_ORIGIN, self._enabled()) if chained else None:
             case m.RunTyped(chain, index, head):
                 first = RunRequest(chain, index, Step(command, head), self.chains.reporter(chain, index))
             case m.CommandAnswer(text):
@@ -165,23 +168,27 @@ class SlashSession:
 
     def status(self) -> str:
         """`/slash-chain`: `on · no chain runs`, or the running step and what it waits for."""
-        return self.chains.chain_command("")
+        return self.chains.chain_command("", self._enabled())
 
     def stop(self) -> str:
         """`/slash-chain stop`: cancels the running chain once its step's query ended."""
-        return self.chains.chain_command("stop")
+        return self.chains.chain_command("stop", self._enabled())
 
     def on(self) -> str:
         """`/slash-chain on`: typed chains run step after step."""
-        return self.chains.chain_command("on")
+        return self.chains.chain_command("on", self._enabled())
 
     def off(self) -> str:
         """`/slash-chain off`: a chain typed from now on runs as typed, one command; a running one is cancelled."""
-        return self.chains.chain_command("off")
+        return self.chains.chain_command("off", self._enabled())
 
     async def interrupt(self) -> None:
         """Interrupts the model's turn: a chain whose step it was stops (its turn ended with `aborted`)."""
         await self.client.interrupt()
+
+    def _enabled(self) -> bool:
+        # Read before each event that needs it: a harness may share the setting across sessions.
+        return enabled(self._ports.store.get(ENABLED_KEY))
 
     # Drivers
 
@@ -206,7 +213,7 @@ class SlashSession:
     async def _step(self, request: RunRequest) -> AsyncIterator[Event]:
         step, index = request.step, request.index
         if step.command == CHAIN_COMMAND:
-            answer = self.chains.chain_command(step.args)
+            answer = self.chains.chain_command(step.args, self._enabled())
             for event in self._answer(step, answer, index):
                 yield event
             request.done(Success(answer))
@@ -345,8 +352,8 @@ class SlashSession:
         name = args.get("command")
         asked = sc.request(name if isinstance(name, str) else "", args.get("args"))
         lang = self._lich.lang
-        match sc.decide(self._lich, asked, self._ports.runner.builtins()):
-            case sc.Deny():
+        match sc.decide(self._lich, asked, self._builtins):
+            case Denied():
                 text, refused = texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.name), True
             case sc.Queue():
                 self._queued.append(asked)

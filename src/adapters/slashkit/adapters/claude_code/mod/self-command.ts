@@ -1,18 +1,24 @@
 /**
  * The `self-command` plugin: inside a lich session, the model can run one of the session's built-in slash
  * commands (/compact) through the Skill tool or lich's control_session. A shim over the bridge: the native
- * tool answers first, and slashkit's Python core decides what becomes of its refusal.
+ * tool answers first, the shim translates the engine's payloads into the core's events (docs/bridge.md), and
+ * slashkit's Python core decides what becomes of the refusal.
  */
 import type { EngineInterface, Register } from 'claude-code'
-import { ask, wanted } from './bridge.js'
+import { ask, host, wanted } from './bridge.js'
 
 type Described = { description: string }
 
 /** The description the engine gave, with the core's note when it has one for this tool. */
 async function described<R extends Described>($: EngineInterface, tool: string, result: R): Promise<R> {
-  if (!wanted('tool.describe')) return result
-  const reply = (await ask($, 'tool.describe', { tool, description: result.description }))?.reply
+  if (!wanted('ToolDescribed')) return result
+  const reply = (await ask(host($), 'ToolDescribed', { tool, description: result.description }))?.reply
   return reply?.kind === 'description' ? { ...result, description: reply.text } : result
+}
+
+/** The engine's built-in commands, as its command list names them now. */
+async function builtinNames($: EngineInterface): Promise<string[]> {
+  return (await $.command.list()).filter(c => c.source === 'builtin').map(c => c.name)
 }
 
 export const register: Register = on => {
@@ -20,7 +26,7 @@ export const register: Register = on => {
     const started = await next(e)
     // Outside lich no helper starts: the core's gate needs LICH_SESSION_ID, so only then is it asked.
     const id = await $.env.get('LICH_SESSION_ID')
-    if (id !== undefined && id !== '') await ask($, 'session.start', { isInteractive: e.isInteractive })
+    if (id !== undefined && id !== '') await ask(host($), 'SessionStarted', { interactive: e.isInteractive })
     return started
   })
 
@@ -30,28 +36,28 @@ export const register: Register = on => {
 
   on('tool.call', { tool: 'Skill' }, async ($, e, next) => {
     const result = await next(e)
-    if (!wanted('skill.refused') || result.isError !== true) return result
-    const commands = (await $.command.list()).map(c => ({ name: c.name, source: c.source }))
+    if (!wanted('SkillAnswered') || result.isError !== true) return result
+    const builtins = await builtinNames($)
     const input = e as { skill?: unknown; args?: unknown }
-    const reply = (await ask($, 'skill.refused', { skill: input.skill ?? null, args: input.args ?? null, isError: true, commands }))?.reply
-    if (reply?.kind === 'skill') return { result: { success: true, commandName: reply.commandName }, context: [reply.context] }
+    const reply = (await ask(host($), 'SkillAnswered', { skill: input.skill ?? null, args: input.args ?? null, is_error: true, builtins }))?.reply
+    if (reply?.kind === 'skill') return { result: { success: true, commandName: reply.command }, context: [reply.note] }
     if (reply?.kind === 'deny') return { deny: reply.text }
     return result
   })
 
   on('tool.call', { tool: 'mcp__lich__control_session' }, async ($, e, next) => {
     const result = await next(e)
-    if (!wanted('control.refused') || result.isError !== true) return result
-    const commands = (await $.command.list()).map(c => ({ name: c.name, source: c.source }))
+    if (!wanted('ControlAnswered') || result.isError !== true) return result
+    const builtins = await builtinNames($)
     const input = e as { session?: unknown; action?: unknown; value?: unknown; args?: unknown }
     const reply = (
-      await ask($, 'control.refused', {
-        session: input.session ?? null,
+      await ask(host($), 'ControlAnswered', {
+        target: input.session ?? null,
         action: input.action ?? null,
         value: input.value ?? null,
         args: input.args ?? null,
-        isError: true,
-        commands,
+        is_error: true,
+        builtins,
       })
     )?.reply
     if (reply?.kind === 'text') return { result: reply.text }

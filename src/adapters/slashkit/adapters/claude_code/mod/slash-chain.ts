@@ -1,9 +1,9 @@
 /**
  * The `slash-chain` plugin: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge: it
- * forwards the engine's events to slashkit's Python core and answers with what the core says.
+ * translates the engine's payloads into the core's events (docs/bridge.md) and answers with what the core says.
  */
 import type { Register } from 'claude-code'
-import { ask, messageOf, reportRun, wanted } from './bridge.js'
+import { ask, enabled, host, messageOf, reportRun, wanted } from './bridge.js'
 import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
 
 export const register: Register = on => {
@@ -19,14 +19,13 @@ export const register: Register = on => {
   on('tool.describe', { tool: 'mcp__slash-chain__fail' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
 
   on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e) => {
-    const reply = (await ask($, 'tool.fail', { reason: e.reason, agentId: e.agentId ?? null }))?.reply
+    const reply = (await ask(host($), 'FailCalled', { reason: e.reason, agent: e.agentId ?? null }))?.reply
     if (reply?.kind === 'text') return { result: reply.text }
     return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
 
   on('command.run', { command: 'slash-chain' }, async ($, e) => {
-    const stored = await $.store.get('enabled')
-    const reply = (await ask($, 'command.chain', { args: e.args, stored }))?.reply
+    const reply = (await ask(host($), 'ChainCommandTyped', { args: e.args, enabled: await enabled($) }))?.reply
     return { text: reply?.kind === 'text' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   })
 
@@ -34,8 +33,7 @@ export const register: Register = on => {
   // hook, whoever ran it, so a single command never starts Python. A literal, so `claude plugin validate` prints
   // the pattern.
   on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
-    const stored = await $.store.get('enabled')
-    const answer = await ask($, 'command.typed', { command: e.command, args: e.args, origin: e.origin.kind, stored })
+    const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: await enabled($) })
     const reply = answer?.reply
     // The core answered the command itself: it is not to run (a /model or /effort the person did not type).
     if (reply?.kind === 'text') return { text: reply.text }
@@ -44,44 +42,44 @@ export const register: Register = on => {
     try {
       result = await next({ ...e, args: reply.args })
     } catch (err) {
-      await reportRun($, reply.token, messageOf(err), '', null, answer.at, answer.from)
+      await reportRun(host($), reply.token, messageOf(err), '', null, answer.at, answer.from)
       throw err
     }
-    await reportRun($, reply.token, null, result.text ?? '', reply.then ?? null, answer.at, answer.from)
+    await reportRun(host($), reply.token, null, result.text ?? '', reply.then ?? null, answer.at, answer.from)
     return result
   })
 
   on('skill.prompt', async ($, e, next) => {
     const result = await next(e)
-    if (!wanted('skill.prompt')) return result
-    const reply = (await ask($, 'skill.prompt', { text: result.text }))?.reply
+    if (!wanted('PromptHanded')) return result
+    const reply = (await ask(host($), 'PromptHanded', { text: result.text }))?.reply
     return reply?.kind === 'prompt' ? { ...result, text: reply.text } : result
   })
 
   on('ui.open', async ($, e, next) => {
     const result = await next(e)
-    if (wanted('ui.open')) {
-      const isPlaced = 'value' in result && result.value?.isPlaced === true
-      await ask($, 'ui.open', { id: e.id, focus: e.focus === true, isPlaced })
+    if (wanted('PaneOpened')) {
+      const placed = 'value' in result && result.value?.isPlaced === true
+      await ask(host($), 'PaneOpened', { pane: e.id, focus: e.focus === true, placed })
     }
     return result
   })
 
   on('ui.close', async ($, e, next) => {
-    if (wanted('ui.close')) await ask($, 'ui.close', { id: e.id })
+    if (wanted('PaneClosed')) await ask(host($), 'PaneClosed', { pane: e.id })
     return next(e)
   })
 
   on('turn.complete', async ($, e, next) => {
     const result = await next(e)
-    if (wanted('turn.complete')) await ask($, 'turn.complete', { reason: e.reason, agentId: e.agentId ?? null, answer: e.answer })
+    if (wanted('TurnEnded')) await ask(host($), 'TurnEnded', { reason: e.reason, agent: e.agentId ?? null, answer: e.answer })
     return result
   })
 
   on('prompt.submit', async ($, e, next) => {
-    if (wanted('prompt.submit')) {
-      const origin = (e.origin as { kind?: string } | undefined)?.kind ?? null
-      await ask($, 'prompt.submit', { text: e.text, origin })
+    if (wanted('PromptSubmitted')) {
+      const origin = (e.origin as { kind?: string } | undefined)?.kind ?? ''
+      await ask(host($), 'PromptSubmitted', { text: e.text, origin })
     }
     return next(e)
   })

@@ -1,8 +1,5 @@
-"""The resident helper the mod starts once per session: serves the bridge over HTTP/1.1 on a unix socket in a
-private directory, prints `READY <socket path>`, and ends with its parent.
-
-Run as `python -m slashkit.adapters.claude_code.helper`. HTTP because the mod can only reach it through
-`$.http.fetch` (measured on Claude Code 2.1.328: ~2 ms a call over a unix socket, keep-alive reused).
+"""The helper's server: HTTP/1.1 on the unix socket `slashkit.adapters.bridge.helper` listens on, each request
+read within its bounds and handed to the bridge, one connection per thread.
 
 HTTP/1.1 is read by h11, a small parser that does no I/O, so every read below has its bound and its timeout
 here. Chosen over the standard library's `http.server` for the helper's start, which is on the first chain's
@@ -11,11 +8,8 @@ path: on top of what the helper imports anyway, h11 costs ~7 ms and `http.server
 """
 
 import contextlib
-import os
 import resource
-import signal
 import socket
-import tempfile
 import threading
 import time
 from typing import Final
@@ -23,9 +17,9 @@ from typing import Final
 import h11
 from returns.result import Failure, Success
 
-from slashkit.adapters.claude_code import protocol
-from slashkit.adapters.claude_code.bridge import Bridge
-from slashkit.adapters.lich_cli import LichEnvironment, LichWhoami, OsEnvironment
+from slashkit.adapters.bridge import protocol
+from slashkit.adapters.bridge.bridge import Bridge
+from slashkit.adapters.bridge.helper import leave
 
 EVENT_PATH: Final = b"/v1/event"
 EXIT_PATH: Final = b"/v1/exit"
@@ -104,7 +98,7 @@ class _Connection:
             return self._send(refusal.status, refusal.why, close=True)
         if (method, target) == (b"POST", EXIT_PATH):
             self._send(200, None, close=True)
-            _exit(self.server.directory)
+            leave(self.server.directory)
         if (method, target) != (b"POST", EVENT_PATH):
             asked = f"{method.decode('latin-1')} {target.decode('latin-1')}"
             return self._send(404, f"no {asked}; POST {EVENT_PATH.decode()}")
@@ -201,13 +195,10 @@ def _one_line(text: str) -> str:
 class _Server:
     """The listening socket, the bridge, and the connections open on it."""
 
-    def __init__(self, directory: str, bridge: Bridge) -> None:
+    def __init__(self, directory: str, listener: socket.socket, bridge: Bridge) -> None:
         self.directory = directory
         self.bridge = bridge
-        self.path = os.path.join(directory, "s")
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(self.path)
-        self.listener.listen(64)
+        self.listener = listener
         self._open: set[_Connection] = set()
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         self.room = MAX_CONNECTIONS if soft == resource.RLIM_INFINITY else max(1, min(MAX_CONNECTIONS, soft // 2))
@@ -264,41 +255,9 @@ def _busy(sock: socket.socket, room: int) -> None:
         sock.sendall((http.send(h11.Response(status_code=503, headers=headers, reason=_REASONS[503])) or b"") + body)
 
 
-def _watch_parent(directory: str, parent: int) -> None:
-    # If the engine itself dies (no SIGTERM), the helper is re-parented, and goes too.
-    while os.getppid() == parent:
-        time.sleep(1)
-    _exit(directory)
-
-
-def _exit(directory: str) -> None:
-    """Leaves at once: the session that ends waits for its children, so a slow exit is its exit time."""
-    with contextlib.suppress(OSError):
-        os.unlink(os.path.join(directory, "s"))
-        os.rmdir(directory)
-    os._exit(0)
-
-
-def main() -> None:
-    """Serves the bridge until the engine ends it."""
-    environment = OsEnvironment()
-    bridge = Bridge(environment, LichWhoami(LichEnvironment.from_environ(os.environ)))
-    directory = tempfile.mkdtemp(prefix="slashkit-")  # mode 0700: only this user reaches the socket
-    server = _Server(directory, bridge)
-    # The engine ends the helper with SIGTERM when the session exits (measured on 2.1.328). The helper leaves
-    # the terminal's process group, so a hangup or an interrupt meant for the engine does not end it first;
-    # when the engine goes, the parent watch below ends it.
-    with contextlib.suppress(PermissionError):  # already a group leader: started on its own, not by the engine
-        os.setsid()
-    for ending in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(ending, lambda *_: _exit(directory))
-    threading.Thread(target=_watch_parent, args=(directory, os.getppid()), daemon=True).start()
-    print(f"READY {server.path}", flush=True)
+def serve(directory: str, listener: socket.socket, bridge: Bridge) -> None:
+    """Serves the bridge on a listening socket until the host ends the helper."""
     try:
-        server.serve_forever()
+        _Server(directory, listener, bridge).serve_forever()
     finally:
-        _exit(directory)
-
-
-if __name__ == "__main__":
-    main()
+        leave(directory)

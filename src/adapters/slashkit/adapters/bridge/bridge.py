@@ -1,0 +1,140 @@
+"""The bridge's Python end: handles the host's events one at a time, in the order the host sent them, and answers
+each with the reply, the effects (with their forecasts) and the events the state wants next.
+
+The chains and the token bookkeeping are pure (`slashkit.adapters.bridge.state`); what is not is here: the order
+of events, the versions forecasts hold for, and the self-command gate, which reads the environment and may ask
+lich who this session is. One `Bridge` per helper process.
+"""
+
+import sys
+import threading
+
+import attrs
+
+from slashkit.adapters.bridge import protocol as p
+from slashkit.adapters.bridge.forecast import foresee, then
+from slashkit.adapters.bridge.state import BridgeState, Moved, on_chain_event, on_run_ended, on_timer, queue
+from slashkit.core import chain_machine as m
+from slashkit.core import self_command as sc
+from slashkit.core.policy import Denied
+from slashkit.core.ports import Environment, Whoami
+from slashkit.core.self_command_session import ACTIVE_WANTS, ControlQueued, SkillQueued
+
+#: How long an event waits for the one the host sent before it.
+ORDER_WAIT_S = 2.0
+
+
+class Bridge:
+    """The core of one host session behind the wire format."""
+
+    def __init__(self, env: Environment, whoami: Whoami) -> None:
+        self._env = env
+        self._whoami = whoami
+        self.state = BridgeState()
+        self._turn = threading.Condition()
+        self._version = 0
+        #: The version the forecast of a timer or run holds for, by token.
+        self._foreseen: dict[int, int] = {}
+
+    @property
+    def version(self) -> int:
+        """How many events the bridge has handled (or counted as gone)."""
+        return self._version
+
+    def handle(self, event: p.Event, seq: int | None = None) -> p.Answer:
+        """Handles one event; events are handled one at a time, in the order the host sent them (`seq`), even
+        when two requests overtake each other on their way."""
+        with self._turn:
+            self._wait_for_turn(seq)
+            before = self._version
+            moved = self._move(event)
+            self.state = moved.state
+            self._version += 1
+            version = self._version
+
+            def held(token: int) -> None:
+                self._foreseen[token] = version
+
+            effects = tuple(foresee(moved.state, effect, held) for effect in moved.effects)
+            reply = moved.reply
+            if isinstance(reply, p.RunTyped):
+                reply = attrs.evolve(reply, then=then(moved.state, reply.token, held))
+            if self._carried_out(event, before):
+                effects = ()
+            self._turn.notify_all()
+            return p.Answer(version=version, wants=self.wants(), reply=reply, effects=effects)
+
+    def wants(self) -> frozenset[str]:
+        """The optional events the state needs: the chains' (`chain_machine.wants`) and, in an active
+        self-command session, the tool events."""
+        return m.wants(self.state.chains) | (ACTIVE_WANTS if self.state.lich is not None else frozenset())
+
+    def refused(self, seq: int | None) -> None:
+        """Counts an event the helper could not read as handled, changing nothing else, so the events the host
+        sent after it do not wait for it. Without a `seq` it is not the host's, or not readable enough to count."""
+        if seq is None:
+            return
+        with self._turn:
+            self._wait_for_turn(seq)
+            self._version += 1
+            self._turn.notify_all()
+
+    def _wait_for_turn(self, seq: int | None) -> None:
+        if seq is None:
+            return
+        # A missing event is one the host failed to send (after which it retires this helper) or one the helper
+        # could not read: wait a little for it, then count it as gone, so the events after it wait no more.
+        self._turn.wait_for(lambda: self._version >= seq - 1, timeout=ORDER_WAIT_S)
+        self._version = max(self._version, seq - 1)
+
+    def _carried_out(self, event: p.Event, before: int) -> bool:
+        """Tells whether the host already carried out what this event produced: it applied the forecast, and
+        the helper had handled no other event since it made it (else the forecast may say something else)."""
+        if not isinstance(event, p.TimerFired | p.RunEnded):
+            return False
+        held = self._foreseen.pop(event.token, None)
+        if event.applied and held != before:
+            print(f"slashkit: the host applied a stale forecast for token {event.token}", file=sys.stderr)
+        return event.applied and held == before
+
+    def _move(self, event: p.Event) -> Moved:
+        state = self.state
+        match event:
+            case p.TimerFired(token):
+                return on_timer(state, token)
+            case p.RunEnded(token, error, output):
+                return on_run_ended(state, token, error, output)
+            case p.SessionStarted(interactive):
+                lich = sc.activation(interactive, self._env.get("LICH_SESSION_ID"), self._env.get("LICH_PROMPT_LANG"))
+                effects: tuple[p.Effect, ...] = (p.Invalidate(),) if lich is not None else ()
+                return Moved(attrs.evolve(state, lich=lich), None, effects)
+            case p.ToolDescribed(tool, description):
+                described = None if state.lich is None else sc.described(state.lich, tool, description)
+                return Moved(state, None if described is None else p.Description(described))
+            case p.SkillAnswered(skill, is_error, builtins, args):
+                if state.lich is None or not is_error or not isinstance(skill, str):
+                    return Moved(state)
+                return self._decided(state, state.lich, sc.request(skill, args), builtins, skill=True)
+            case p.ControlAnswered(is_error, builtins, target, action, value, args):
+                lich = state.lich
+                if lich is None or not sc.control_takes(action, value, is_error) or not isinstance(value, str):
+                    return Moved(state)
+                # lich is asked who this session is only for a refusal that did not name the id; when whoami
+                # fails (no LICH_BIN, an old lich, a timeout), only the id counts.
+                identity = self._whoami.whoami().value_or(None) if sc.needs_whoami(lich, target) else None
+                if not sc.is_this_session(lich, target, identity):
+                    return Moved(state)
+                return self._decided(state, lich, sc.request(value, args), builtins, skill=False)
+            case _:
+                return on_chain_event(state, event)
+
+    @staticmethod
+    def _decided(state: BridgeState, lich: sc.Lich, asked: sc.Request, builtins: tuple[str, ...], skill: bool) -> Moved:
+        match sc.decide(lich, asked, builtins):
+            case Denied() as denied:
+                return Moved(state, denied)
+            case sc.Queue():
+                queued = queue(state, asked)
+                reply = SkillQueued(asked.name, sc.skill_queued(lich, asked)) if skill else None
+                return attrs.evolve(queued, reply=reply or ControlQueued(sc.control_queued(lich, asked)))
+        return Moved(state)

@@ -1,0 +1,77 @@
+"""The resident helper a host's shim starts once per session (`python -m slashkit.adapters.bridge.helper`): it
+listens on a unix socket in a private directory, prints `READY <socket path>`, serves the bridge there over
+HTTP/1.1 (`slashkit.adapters.bridge.server`), and ends with its parent. This module is its composition root.
+
+HTTP because Claude Code's mod can only reach it through `$.http.fetch` (measured on Claude Code 2.1.328: ~2 ms
+a call over a unix socket, keep-alive reused), and every JavaScript host has an HTTP client.
+
+The start is on the path of the first chain a session runs, so the helper says READY as soon as its socket
+listens, before it imports the server, the wire format and the core; a request that comes first waits in the
+socket's queue (docs/performance.md). This module imports nothing else, and not `tempfile`, which imports
+`shutil` and with it every compression module (~40 ms, measured with `python -X importtime` on CPython 3.11.7).
+"""
+
+import contextlib
+import os
+import signal
+import socket
+import threading
+import time
+
+#: The socket's file name in the private directory.
+SOCKET_NAME = "s"
+
+
+def private_directory() -> str:
+    """Makes a directory only this user can enter (mode 0700), under the temporary folder."""
+    base = os.environ.get("TMPDIR") or "/tmp"
+    while True:
+        path = os.path.join(base, "slashkit-" + os.urandom(6).hex())
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+
+
+def main() -> None:
+    """Listens, says READY, then serves the bridge until the host ends the helper."""
+    directory = private_directory()
+    path = os.path.join(directory, SOCKET_NAME)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    # The host ends the helper with SIGTERM when the session exits (measured on Claude Code 2.1.328). The helper
+    # leaves the terminal's process group, so a hangup or an interrupt meant for the host does not end it first;
+    # when the host goes, the parent watch below ends it.
+    with contextlib.suppress(PermissionError):  # already a group leader: started on its own, not by a host
+        os.setsid()
+    for ending in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(ending, lambda *_: leave(directory))
+    threading.Thread(target=_watch_parent, args=(directory, os.getppid()), daemon=True).start()
+    print(f"READY {path}", flush=True)
+
+    from slashkit.adapters.bridge.bridge import Bridge
+    from slashkit.adapters.bridge.server import serve
+    from slashkit.adapters.lich_cli import LichEnvironment, LichWhoami, OsEnvironment
+
+    serve(directory, listener, Bridge(OsEnvironment(), LichWhoami(LichEnvironment.from_environ(os.environ))))
+
+
+def _watch_parent(directory: str, parent: int) -> None:
+    # If the host itself dies (no SIGTERM), the helper is re-parented, and goes too.
+    while os.getppid() == parent:
+        time.sleep(1)
+    leave(directory)
+
+
+def leave(directory: str) -> None:
+    """Leaves at once: the session that ends waits for its children, so a slow exit is its exit time."""
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(directory, SOCKET_NAME))
+        os.rmdir(directory)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,426 @@
+"""The bridge's wire format, version 2 (written down in docs/bridge.md): the events a host's shim sends, the
+replies and effects it gets back, how they are read and written.
+
+The events are the core's, by name and by field: `ChainTyped`, `PromptSubmitted`, ... read straight into
+`slashkit.core.chain_machine`'s classes. The few that are the bridge's own name a timer or a run by the token
+the helper gave it (`TimerFired`, `RunEnded`), or carry the self-command feature's calls. Replies and effects
+carry a `kind`. Reading is strict and bounded; the cattrs converter that reads events is built on first use, and
+writing needs none, so the helper is ready before any of it is paid for.
+"""
+
+import json
+import math
+import re
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+from attrs import frozen
+from returns.result import Failure, Result, Success
+
+from slashkit.core import chain_machine as m
+from slashkit.core.policy import Denied
+from slashkit.core.self_command_session import ControlQueued, SkillQueued
+
+if TYPE_CHECKING:
+    from cattrs import Converter
+
+VERSION: Final = 2
+#: A request larger than this is refused: no host event comes near it (tool descriptions are a few KiB).
+MAX_BODY: Final = 1 << 20
+#: Deepest nesting of arrays and objects read: an event nests 3 deep, and a value the model chose (a fail
+#: reason, a stored setting) has room below that; 1,000 deep overflowed the JSON reader's recursion.
+MAX_DEPTH: Final = 64
+#: Longest number literal read, in characters: JavaScript's JSON.stringify writes none longer than 24
+#: (`-1.7976931348623157e+308`), and an integer of more than 4,300 digits is more than Python will convert.
+MAX_NUMBER: Final = 32
+
+# Events (host → helper) that are the bridge's own; the rest are the core's (EVENTS below)
+
+
+@frozen
+class TimerFired:
+    """A timer an `after` effect started has fired; `applied` says the host already carried out the `fires`
+    effects the `after` effect carried."""
+
+    token: int
+    applied: bool = False
+
+
+@frozen
+class RunEnded:
+    """A run a `run` effect (or a `run` reply) asked for resolved with the text `output`, or threw `error`;
+    `applied` says the host already carried out the `then` effects it carried."""
+
+    token: int
+    error: str | None = None
+    output: str = ""
+    applied: bool = False
+
+
+@frozen
+class SessionStarted:
+    """The session (re)started; `interactive` says a person is at it (the self-command gate)."""
+
+    interactive: bool
+
+
+@frozen
+class ToolDescribed:
+    """A tool's description, as the host would show it to the model."""
+
+    tool: str
+    description: str
+
+
+@frozen
+class SkillAnswered:
+    """The host's skill tool answered a call (`is_error`: it refused); `builtins` names the host's built-in
+    commands, as listed just now."""
+
+    skill: Any
+    is_error: bool
+    builtins: tuple[str, ...]
+    args: Any = None
+
+
+@frozen
+class ControlAnswered:
+    """lich's control tool answered a call aimed at the session `target`; `builtins` as above."""
+
+    is_error: bool
+    builtins: tuple[str, ...]
+    target: Any = None
+    action: Any = None
+    value: Any = None
+    args: Any = None
+
+
+Event = (
+    m.ChainTyped
+    | m.ChainCommandTyped
+    | m.FailCalled
+    | m.PromptHanded
+    | m.PaneOpened
+    | m.PaneClosed
+    | m.TurnEnded
+    | m.PromptSubmitted
+    | TimerFired
+    | RunEnded
+    | SessionStarted
+    | ToolDescribed
+    | SkillAnswered
+    | ControlAnswered
+)
+
+#: Every event, by the name it has on the wire: its class's name.
+EVENTS: Final[dict[str, type[Event]]] = {
+    kind.__name__: kind
+    for kind in (
+        m.ChainTyped,
+        m.ChainCommandTyped,
+        m.FailCalled,
+        m.PromptHanded,
+        m.PaneOpened,
+        m.PaneClosed,
+        m.TurnEnded,
+        m.PromptSubmitted,
+        TimerFired,
+        RunEnded,
+        SessionStarted,
+        ToolDescribed,
+        SkillAnswered,
+        ControlAnswered,
+    )
+}
+
+
+@frozen
+class Envelope:
+    """One event as the host sent it: `seq` counts the events the host has sent this helper, from 1."""
+
+    seq: int | None
+    event: Event
+
+
+# Effects (helper → host)
+
+
+@frozen
+class Log:
+    """Write this line to the transcript."""
+
+    text: str
+
+
+@frozen
+class Toast:
+    """Show this passing notice."""
+
+    text: str
+
+
+@frozen
+class After:
+    """Start a timer; when it fires, send `TimerFired` with this token.
+
+    `fires` holds what the helper does when the timer fires (runs, lines), foreseen (slashkit.adapters.bridge
+    .forecast): if the helper handles no other event first, that is what it will do. The host then carries it
+    out at once instead of waiting a round trip, and says so with `applied`.
+    """
+
+    ms: int
+    token: int
+    fires: "tuple[Log | Run, ...] | None" = None
+
+
+@frozen
+class Run:
+    """Run `/command args` now; when it resolved or threw, send `RunEnded` with this token. `then` holds what
+    the helper does when the run resolves well (lines, timers), foreseen as for `After`."""
+
+    command: str
+    args: str
+    token: int
+    then: "tuple[Log | After, ...] | None" = None
+
+
+@frozen
+class SaveEnabled:
+    """Store the on/off setting, which every window of the host shares (the shim reads it with each event)."""
+
+    enabled: bool
+
+
+@frozen
+class Invalidate:
+    """Ask the host for the tool descriptions again (`ToolDescribed`)."""
+
+
+Effect = Log | Toast | After | Run | SaveEnabled | Invalidate
+
+# Replies (helper → host): how the hook the host holds open answers
+
+
+@frozen
+class RunTyped:
+    """Run the typed command with these args (the chain's head), then send `RunEnded` with the token; `then` as
+    for `Run`."""
+
+    args: str
+    token: int
+    then: "tuple[Log | After, ...] | None" = None
+
+
+@frozen
+class Text:
+    """Answer the command with this text, or the tool call with it as its result."""
+
+    text: str
+
+
+@frozen
+class Description:
+    """The tool's description, amended."""
+
+    text: str
+
+
+#: None: the host goes on as it would without slashkit. `PromptText` (hand the model this prompt instead),
+#: `Denied` (refuse the call), `SkillQueued` and `ControlQueued` are the core's own.
+Reply = RunTyped | Text | m.PromptText | Denied | Description | SkillQueued | ControlQueued | None
+
+#: The `kind` each effect and reply has on the wire.
+KINDS: Final[dict[type[Any], str]] = {
+    Log: "log",
+    Toast: "toast",
+    After: "after",
+    Run: "run",
+    SaveEnabled: "save.enabled",
+    Invalidate: "invalidate",
+    RunTyped: "run",
+    Text: "text",
+    m.PromptText: "prompt",
+    Denied: "deny",
+    Description: "description",
+    SkillQueued: "skill",
+    ControlQueued: "text",
+}
+
+
+@frozen
+class Answer:
+    """What the helper sends back for one event; `version` counts the events it has handled."""
+
+    version: int
+    wants: frozenset[str]
+    reply: Reply
+    effects: tuple[Effect, ...]
+
+
+# Writing: by hand, so that answering needs no converter
+
+
+def _written(value: Any) -> dict[str, Any]:
+    fields = attrs.asdict(value, recurse=False)
+    for name in ("fires", "then"):
+        if fields.get(name) is not None:
+            fields[name] = [_written(nested) for nested in fields[name]]
+    return {"kind": KINDS[type(value)], **fields}
+
+
+def encode(answer: Answer) -> bytes:
+    """Writes one answer, as ASCII: a string holding a lone surrogate (which JSON can carry and Python reads)
+    goes back as a `\\udcff` escape that JavaScript's JSON.parse reads as the same string."""
+    return json.dumps(
+        {
+            "v": VERSION,
+            "version": answer.version,
+            "wants": sorted(answer.wants),
+            "reply": None if answer.reply is None else _written(answer.reply),
+            "effects": [_written(effect) for effect in answer.effects],
+        },
+    ).encode()
+
+
+def encode_error(message: str) -> bytes:
+    """Writes the answer to a request the helper could not read."""
+    return json.dumps({"v": VERSION, "error": message}).encode()
+
+
+# Reading: one cattrs converter, strict, made on first use
+
+
+_converter: "Converter | None" = None
+
+
+def converter() -> "Converter":
+    """The converter that reads events: a JSON value of exactly the declared type (no `str(42)`, no
+    `bool("false")`), and no key the helper does not know (the host and the helper would be out of step)."""
+    global _converter
+    if _converter is None:
+        from cattrs.gen import make_dict_structure_fn
+        from cattrs.preconf.json import make_converter
+
+        made = make_converter()
+        for scalar in (str, int, bool):
+            made.register_structure_hook(scalar, _exactly(scalar))
+        # A value the model chose (a fail reason) comes as it is, of any type.
+        made.register_structure_hook_func(lambda kind: kind is object, lambda value, _: value)
+        made.register_structure_hook_factory(
+            lambda kind: kind in EVENTS.values(),
+            lambda kind: make_dict_structure_fn(kind, made, _cattrs_forbid_extra_keys=True),
+        )
+        _converter = made
+    return _converter
+
+
+def _exactly(kind: type[Any]) -> Any:
+    def structure(value: Any, _: type[Any]) -> Any:
+        if type(value) is not kind:
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    return structure
+
+
+def decode(body: bytes) -> Result[Envelope, str]:
+    """Reads one request body; a Failure says, in one line, what is wrong with it."""
+    return _load(body).bind(_envelope)
+
+
+def _envelope(message: Any) -> Result[Envelope, str]:
+    if not isinstance(message, dict) or not _whole(message.get("v"), VERSION):
+        return Failure(f"request is not a version {VERSION} bridge message")
+    name = message.get("event")
+    kind = EVENTS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        return Failure(f"unknown event {name!r}")
+    seq = message.get("seq")
+    if seq is not None and not _whole(seq):
+        return Failure(f"seq is {seq!r}, not a whole number from 1")
+    from cattrs import ClassValidationError
+
+    try:
+        return Success(Envelope(seq, converter().structure(message.get("e"), kind)))
+    except (ClassValidationError, TypeError, ValueError, AttributeError) as err:
+        return Failure(f"bad {name} event: {_explain(err)}")
+
+
+def seq_of(body: bytes) -> int | None:
+    """Reads the `seq` of a request `decode` refused, when the body is readable enough to hold one."""
+    match _load(body):
+        case Success({"seq": seq}) if _whole(seq):
+            return int(seq)
+    return None
+
+
+# Reading JSON within bounds
+
+_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]")
+_NESTING: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class _Unreadable(Exception):
+    """A JSON value past a bound, raised from inside the JSON reader."""
+
+
+def _load(body: bytes) -> Result[Any, str]:
+    """Reads a JSON body within the bounds: size, nesting depth, number length, finite numbers."""
+    if len(body) > MAX_BODY:
+        return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
+    try:
+        text = body.decode()
+        if _too_deep(text):
+            return Failure(f"request nests deeper than {MAX_DEPTH} levels")
+        return Success(json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        return Failure(f"request is not JSON: {err}")
+    except _Unreadable as err:
+        return Failure(str(err))
+
+
+def _too_deep(text: str) -> bool:
+    """Tells whether arrays and objects nest deeper than the bound, before reading; brackets inside strings do
+    not count. On JSON the string pattern finds exactly its strings; on anything else the count may be off, and
+    reading fails anyway."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the usual event: too few brackets to scan for
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > MAX_DEPTH
+
+
+def _int(literal: str) -> int:
+    _short(literal)
+    return int(literal)
+
+
+def _float(literal: str) -> float:
+    _short(literal)
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _Unreadable(f"request holds the number {literal}, which is not finite")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise _Unreadable(f"request holds the number {name}, which JSON does not have")
+
+
+def _short(literal: str) -> None:
+    if len(literal) > MAX_NUMBER:
+        raise _Unreadable(f"request holds a number of more than {MAX_NUMBER} characters")
+
+
+def _whole(value: object, only: int | None = None) -> bool:
+    """Tells whether a JSON value is a whole number from 1 (and `only`, if given): not true, not 1.0."""
+    return type(value) is int and value >= 1 and (only is None or value == only)
+
+
+def _explain(err: Exception) -> str:
+    from cattrs import ClassValidationError, transform_error
+
+    if isinstance(err, ClassValidationError):
+        return "; ".join(transform_error(err))
+    return str(err)

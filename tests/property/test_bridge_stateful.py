@@ -1,0 +1,263 @@
+"""The bridge as a host meets it, under any interleaving: a model of the TypeScript client
+(src/adapters/slashkit/adapters/bridge/client.ts, rule for rule) talks to a real `Bridge` through requests that
+reach it in any order, while the host's timers fire and its runs end in any order, forecasts are applied when
+the client thinks they hold (and turn out stale when a later request overtook the report), and the helper dies
+and is started afresh.
+
+The invariant: the two ends never part. Every timer and run the helper waits on is one the client holds (it
+started it and has not reported it yet, or its report is on the way), so no chain waits forever on a step the
+host never heard of. A helper that trusted a stale forecast breaks it: it skips what it did instead of what the
+client did.
+"""
+
+from typing import Any, Final
+
+import attrs
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from slashkit.adapters.bridge import bridge as bridge_module
+from slashkit.adapters.bridge import protocol as p
+from slashkit.adapters.bridge.bridge import Bridge
+from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
+from slashkit.core import chain_machine as m
+
+#: Local commands the host runs at once; `prompt` hands the model a prompt, so its step waits on a turn.
+COMMANDS: Final = ("a", "b", "c", "prompt")
+CHAINS: Final = st.lists(st.sampled_from(COMMANDS), min_size=2, max_size=3).map(lambda names: names)
+OPERATORS: Final = st.sampled_from(["&&", "||", ";"])
+
+
+@attrs.define
+class HelperRun:
+    """One helper process: the bridge behind it, and the number the client knows it by."""
+
+    bridge: Bridge
+    generation: int
+
+
+@attrs.define
+class InFlight:
+    """A request on its way to the helper: the event, its seq, and what the client does with the answer."""
+
+    generation: int
+    seq: int
+    event: p.Event
+    held: bool
+
+
+@attrs.define
+class Timer:
+    token: int
+    fires: tuple[Any, ...] | None
+    at: int
+    generation: int
+
+
+@attrs.define
+class Running:
+    """A command the host runs for the helper; `token` None: a run nobody reports (a gone helper's)."""
+
+    command: str
+    token: int
+    then: tuple[Any, ...] | None
+    at: int
+    generation: int
+
+
+class BridgeMachine(RuleBasedStateMachine):
+    """The client's state, as client.ts keeps it, and the host around it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.generations = 0
+        self.helper: HelperRun | None = None
+        self.wants: frozenset[str] = frozenset()
+        self.sent = 0
+        self.held: list[InFlight] = []
+        self.in_flight: list[InFlight] = []
+        self.timers: list[Timer] = []
+        self.runs: list[Running] = []
+        self.lines: list[str] = []
+        # A request that overtook another is handled at once, as after the 2 s wait (counting the other gone).
+        self.order_wait = bridge_module.ORDER_WAIT_S
+        bridge_module.ORDER_WAIT_S = 0.0
+
+    def teardown(self) -> None:
+        bridge_module.ORDER_WAIT_S = self.order_wait
+
+    # The client (client.ts)
+
+    def start(self) -> HelperRun:
+        self.generations += 1
+        env = DictEnvironment({"LICH_SESSION_ID": "lich-1"})
+        self.helper = HelperRun(Bridge(env, ScriptedWhoami()), self.generations)
+        self.sent = 0
+        self.held = []
+        return self.helper
+
+    def ask(self, event: p.Event) -> None:
+        """`ask`: held reports go out first, then the event; all of them are in flight until delivered."""
+        current = self.helper or self.start()
+        self.sent += 1
+        for report in self.held:
+            self.in_flight.append(attrs.evolve(report, generation=current.generation))
+        self.held = []
+        self.in_flight.append(InFlight(current.generation, self.sent, event, held=False))
+
+    def answered(self, request: InFlight, answer: p.Answer) -> None:
+        """What the client does with an answer: takes the wants (unless it was a held report's), carries out
+        the effects, and for a typed chain runs its head."""
+        if not request.held:
+            self.wants = answer.wants
+        for effect in answer.effects:
+            self.act(effect, answer.version, request.generation)
+        reply = answer.reply
+        if isinstance(reply, p.RunTyped):
+            typed = request.event
+            assert isinstance(typed, m.ChainTyped)
+            self.runs.append(Running(typed.command, reply.token, reply.then, answer.version, request.generation))
+
+    def act(self, effect: Any, at: int, generation: int) -> None:
+        match effect:
+            case p.Log(text):
+                self.lines.append(text)
+            case p.After(_, token, fires):
+                self.timers.append(Timer(token, fires, at, generation))
+            case p.Run(command, _, token, then):
+                self.runs.append(Running(command, token, then, at, generation))
+
+    def current(self, generation: int) -> bool:
+        return self.helper is not None and self.helper.generation == generation
+
+    def send_foreseen(
+        self, event: p.TimerFired | p.RunEnded, foreseen: tuple[Any, ...] | None, at: int, gen: int
+    ) -> None:
+        """`sendForeseen`: carry the forecast out and hold the report when nothing was sent since it was made."""
+        if foreseen is None or not self.current(gen) or self.sent != at:
+            self.ask(attrs.evolve(event, applied=False))
+            return
+        self.sent += 1
+        self.held.append(InFlight(gen, self.sent, attrs.evolve(event, applied=True), held=True))
+        for effect in foreseen:
+            self.act(effect, at + 1, gen)
+
+    # The host
+
+    @initialize()
+    def inside_lich(self) -> None:
+        """An interactive session inside lich: both features share the helper, and a self-command's timer
+        takes a token between two of a chain's."""
+        self.ask(p.SessionStarted(True))
+        self.a_request_arrives_in_order()
+
+    def a_request_arrives_in_order(self) -> None:
+        request = self.in_flight.pop(0)
+        assert self.helper is not None
+        self.answered(request, self.helper.bridge.handle(request.event, request.seq))
+
+    @rule(names=CHAINS, operator=OPERATORS, by_person=st.booleans(), answered=st.booleans())
+    def type_chain(self, names: list[str], operator: str, by_person: bool, answered: bool) -> None:
+        """A chain is typed; its hook waits for the answer (`answered`), or another hook runs meanwhile."""
+        args = f" {operator} ".join(f"/{name}" for name in names[1:])
+        origin = "composer" if by_person else "plugin"
+        self.ask(m.ChainTyped(names[0], f"{operator} {args}", origin, True))
+        if answered:
+            self.the_newest_request_arrives()
+
+    @rule(word=st.sampled_from(["", "stop"]))
+    def chain_command(self, word: str) -> None:
+        self.ask(m.ChainCommandTyped(word, True))
+
+    @rule()
+    def person_prompts(self) -> None:
+        if "PromptSubmitted" in self.wants:
+            self.ask(m.PromptSubmitted("something else", "composer"))
+
+    @rule()
+    def turn_ends(self) -> None:
+        if "TurnEnded" in self.wants:
+            self.ask(m.TurnEnded("answer", None, "done"))
+
+    @rule()
+    def model_asks_for_compact(self) -> None:
+        if "SkillAnswered" in self.wants:
+            self.ask(p.SkillAnswered("compact", True, ("compact",)))
+
+    @precondition(lambda self: self.timers)
+    @rule(data=st.data())
+    def a_timer_fires(self, data: st.DataObject) -> None:
+        timer = self.timers.pop(data.draw(st.integers(0, len(self.timers) - 1)))
+        if not self.current(timer.generation):
+            for effect in timer.fires or ():
+                self.act(effect, timer.at + 1, timer.generation)
+            return
+        self.send_foreseen(p.TimerFired(timer.token), timer.fires, timer.at, timer.generation)
+
+    @precondition(lambda self: self.runs)
+    @rule(data=st.data(), fails=st.booleans())
+    def a_run_ends(self, data: st.DataObject, fails: bool) -> None:
+        run = self.runs.pop(data.draw(st.integers(0, len(self.runs) - 1)))
+        if not self.current(run.generation):
+            return
+        if run.command == "prompt" and "PromptHanded" in self.wants:
+            self.ask(m.PromptHanded("do it"))
+        error = "it broke" if fails else None
+        self.send_foreseen(p.RunEnded(run.token, error), None if fails else run.then, run.at, run.generation)
+
+    @precondition(lambda self: self.in_flight)
+    @rule(data=st.data())
+    def a_request_arrives(self, data: st.DataObject) -> None:
+        """Requests overtake each other on their way: any one in flight may arrive next."""
+        # Counted from the newest, so that the simplest case is the one that overtakes the rest.
+        request = self.in_flight.pop(-1 - data.draw(st.integers(0, len(self.in_flight) - 1)))
+        if not self.current(request.generation):
+            return  # the dead helper's socket refuses it
+        assert self.helper is not None
+        self.answered(request, self.helper.bridge.handle(request.event, request.seq))
+
+    @precondition(lambda self: self.held and "SkillAnswered" in self.wants)
+    @rule()
+    def a_self_command_overtakes_the_held_reports(self) -> None:
+        """The event after a held report reaches the helper first (the report's request was slower), and it
+        takes a token: the helper handles it, then the report, whose forecast no longer holds."""
+        self.ask(p.SkillAnswered("compact", True, ("compact",)))
+        self.the_newest_request_arrives()
+
+    def the_newest_request_arrives(self) -> None:
+        request = self.in_flight.pop()
+        if self.current(request.generation):
+            assert self.helper is not None
+            self.answered(request, self.helper.bridge.handle(request.event, request.seq))
+
+    @rule()
+    def the_helper_dies(self) -> None:
+        """`watch`: the child ended; its state goes with it, and the next event starts a new one."""
+        self.helper = None
+        self.wants = frozenset()
+
+    # The invariant
+
+    @invariant()
+    def the_helper_waits_only_on_what_the_client_holds(self) -> None:
+        helper = self.helper
+        if helper is None:
+            return
+        mine = helper.generation
+        held = {t.token for t in self.timers if t.generation == mine} | {
+            r.token for r in self.runs if r.generation == mine
+        }
+        reported = {
+            request.event.token
+            for request in (*self.in_flight, *self.held)
+            if request.generation == mine and isinstance(request.event, p.TimerFired | p.RunEnded)
+        }
+        waiting = set(helper.bridge.state.pending)
+        assert waiting <= held | reported, f"the helper waits on {sorted(waiting - held - reported)}, unknown here"
+
+
+BridgeMachine.TestCase.settings = settings(
+    max_examples=3000, stateful_step_count=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+test_the_client_and_the_helper_never_part = BridgeMachine.TestCase
