@@ -294,9 +294,7 @@ def held() -> Iterator[threading.Event]:
 # --- a step that opens a pane ------------------------------------------------------------------------
 
 
-def test_a_step_that_opens_a_pane_waits_until_the_person_closes_it(
-    tmp_path: Path, project: Path, plugin: Path
-) -> None:
+def test_a_step_that_opens_a_pane_waits_until_the_person_closes_it(tmp_path: Path, project: Path, plugin: Path) -> None:
     """`/cost && /context`: the usage pane opens, `1/2: /usage` is the only line for as long as it stays open
     (screen and transcript), /context does not run; Escape closes it, then /context runs and the chain ends."""
     first = step_text(1, 2, USAGE)

@@ -9,7 +9,7 @@ from returns.result import Success
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost
 from slashkit.core.policy import Denied
 from slashkit.core.ports import Identity
-from slashkit.core.self_command_session import ControlQueued, SkillQueued
+from slashkit.core.self_command import ControlQueued, SkillQueued
 
 #: Whitespace as the core means it everywhere else (JavaScript's `\s` and trim, `slashkit.core.js_text`). U+001C
 #: and U+0085 are left out: to JavaScript they are name characters, not space, so they make another name.

@@ -6,7 +6,7 @@ import pytest
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt, host
 from slashkit.core import texts
 from slashkit.core.chain import Step
-from slashkit.core.self_command_session import SkillQueued
+from slashkit.core.self_command import SkillQueued
 
 
 def lich_host() -> MemoryHost:

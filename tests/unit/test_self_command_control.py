@@ -8,7 +8,7 @@ from returns.result import Failure, Success
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Throws
 from slashkit.core.policy import Denied
 from slashkit.core.ports import Identity
-from slashkit.core.self_command_session import ControlQueued
+from slashkit.core.self_command import ControlQueued
 
 CONTROL = "mcp__lich__control_session"
 DESCRIPTION = "Controls another Claude Code session: Claude Code sessions only, and never your own."

@@ -4,7 +4,7 @@ description (docs/lich.md, "How the plugin behaves")."""
 import pytest
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, host
-from slashkit.core.self_command_session import ControlQueued, SkillQueued
+from slashkit.core.self_command import ControlQueued, SkillQueued
 
 SKILL_DESCRIPTION = "Execute a skill within the main conversation."
 CONTROL_DESCRIPTION = "Controls another Claude Code session: Claude Code sessions only, and never your own."

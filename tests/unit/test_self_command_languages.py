@@ -7,7 +7,7 @@ from returns.result import Success
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Throws
 from slashkit.core.policy import Denied
 from slashkit.core.ports import Identity
-from slashkit.core.self_command_session import ControlQueued, SkillQueued
+from slashkit.core.self_command import ControlQueued, SkillQueued
 from slashkit.core.texts import CATALOGS, Key
 
 DESCRIPTION = "Original description."

@@ -6,7 +6,7 @@ from returns.result import Failure
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt, Throws
 from slashkit.core.policy import Denied
-from slashkit.core.self_command_session import SkillQueued
+from slashkit.core.self_command import SkillQueued
 
 DESCRIPTION = "Execute a skill within the main conversation."
 SKILL_NOTE = (

@@ -21,7 +21,8 @@ from slashkit.core.chain_machine import (
 )
 from slashkit.core.chain_session import ENABLED_KEY, ChainSession, enabled
 from slashkit.core.ports import Identity, RunOutcome
-from slashkit.core.self_command_session import SelfCommandSession, ToolReply
+from slashkit.core.self_command import ToolReply
+from slashkit.core.self_command_session import SelfCommandSession
 from slashkit.core.texts import CHAIN_COMMAND
 
 # Scripted commands

@@ -39,9 +39,7 @@ class ChainSession:
         """Names the optional host events the running chain needs (see `chain_machine.wants`)."""
         return m.wants(self.state)
 
-    def command_typed(
-        self, command: str, args: str, origin: str, enabled: bool
-    ) -> m.RunTyped | m.CommandAnswer | None:
+    def command_typed(self, command: str, args: str, origin: str, enabled: bool) -> m.RunTyped | m.CommandAnswer | None:
         """A command whose arguments hold an operator and `/<name>` is about to run (whoever ran it; `enabled`
         is the stored setting, read by the host just now, since another window may have changed it): RunTyped
         runs it with the chain's head, then calls `reporter(typed.chain, typed.index)`; CommandAnswer answers it

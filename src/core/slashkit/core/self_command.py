@@ -1,7 +1,7 @@
 """Self-commands: when they are active, the tool-description notes, and what to do after a native refusal
 (queue a built-in, deny /model and /effort, or leave the native answer untouched). Pure decisions."""
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Final
 
 from attrs import frozen
@@ -47,6 +47,34 @@ class Queue:
 
 #: None: the native answer reaches the model untouched.
 Decision = Denied | Queue | None
+
+
+@frozen
+class SkillQueued:
+    """Answer the skill call as a loaded skill named `command`, with this note as context for the model."""
+
+    command: str
+    note: str
+
+
+@frozen
+class ControlQueued:
+    """Answer the control_session call with this text (not an error)."""
+
+    text: str
+
+
+#: None: the native answer reaches the model untouched.
+ToolReply = SkillQueued | ControlQueued | Denied | None
+
+
+@frozen
+class Taken:
+    """What becomes of a tool's native answer: the reply the call gets instead (None: the native one stays), and
+    the command to queue, which runs from a timer once the hook answered."""
+
+    reply: ToolReply = None
+    queued: Request | None = None
 
 
 def activation(interactive: bool, session_id: str | None, prompt_lang: str | None) -> Lich | None:
@@ -113,3 +141,41 @@ def skill_queued(lich: Lich, asked: Request) -> str:
 def control_queued(lich: Lich, asked: Request) -> str:
     """The answer a queued control_session call gets."""
     return texts.text(lich.lang, Key.CONTROL_QUEUED, queued=asked.label)
+
+
+def skill_answered(lich: Lich | None, skill: object, args: object, is_error: bool, builtins: Collection[str]) -> Taken:
+    """The Skill tool answered first; only its refusal of a built-in is taken. `builtins` names the host's
+    built-in commands, as listed just now."""
+    if lich is None or not is_error or not isinstance(skill, str):
+        return Taken()
+    asked = request(skill, args)
+    return _taken(decide(lich, asked, builtins), asked, SkillQueued(asked.name, skill_queued(lich, asked)))
+
+
+def control_answered(
+    lich: Lich | None,
+    call: tuple[object, object, object, object],
+    is_error: bool,
+    builtins: Collection[str],
+    identity: Callable[[], Identity | None],
+) -> Taken:
+    """lich's control_session answered first; only its refusal of a command aimed at this session is taken.
+    `call` is the call's (target, action, value, args); `identity` asks lich who this session is, only for such a
+    refusal that did not name the id, and says None when it cannot tell (then only the id counts)."""
+    target, action, value, args = call
+    if lich is None or not control_takes(action, value, is_error) or not isinstance(value, str):
+        return Taken()
+    known = identity() if needs_whoami(lich, target) else None
+    if not is_this_session(lich, target, known):
+        return Taken()
+    asked = request(value, args)
+    return _taken(decide(lich, asked, builtins), asked, ControlQueued(control_queued(lich, asked)))
+
+
+def _taken(decision: Decision, asked: Request, queued: SkillQueued | ControlQueued) -> Taken:
+    match decision:
+        case Denied():
+            return Taken(decision)
+        case Queue():
+            return Taken(queued, asked)
+    return Taken()

@@ -4,35 +4,15 @@ the decisions of `slashkit.core.self_command` through ports."""
 from collections.abc import Callable, Collection
 from typing import Final
 
-from attrs import frozen
 from returns.result import Failure
 
 from slashkit.core import self_command as sc
 from slashkit.core import texts
-from slashkit.core.policy import Denied
 from slashkit.core.ports import Clock, CommandRunner, Environment, Identity, RunOutcome, UiLog, Whoami
+from slashkit.core.self_command import ToolReply
 
 #: The host events an active session needs; an inactive one needs none.
 ACTIVE_WANTS: Final = frozenset({"ToolDescribed", "SkillAnswered", "ControlAnswered"})
-
-
-@frozen
-class SkillQueued:
-    """Answer the skill call as a loaded skill named `command`, with this note as context for the model."""
-
-    command: str
-    note: str
-
-
-@frozen
-class ControlQueued:
-    """Answer the control_session call with this text (not an error)."""
-
-    text: str
-
-
-#: None: the native answer reaches the model untouched.
-ToolReply = SkillQueued | ControlQueued | Denied | None
 
 
 class SelfCommandSession:
@@ -60,38 +40,21 @@ class SelfCommandSession:
         return None if self.lich is None else sc.described(self.lich, tool, description)
 
     def skill_answered(self, skill: object, args: object, is_error: bool, builtins: Collection[str]) -> ToolReply:
-        """The Skill tool answered first; only its refusal of a built-in is taken. `builtins` names the host's
-        built-in commands, as listed just now."""
-        if self.lich is None or not is_error or not isinstance(skill, str):
-            return None
-        asked = sc.request(skill, args)
-        match sc.decide(self.lich, asked, builtins):
-            case Denied() as denied:
-                return denied
-            case sc.Queue():
-                self._queue(asked)
-                return SkillQueued(asked.name, sc.skill_queued(self.lich, asked))
-        return None
+        """The Skill tool answered first; only its refusal of a built-in is taken (`self_command.skill_answered`)."""
+        return self._apply(sc.skill_answered(self.lich, skill, args, is_error, builtins))
 
     def control_answered(
         self, target: object, action: object, value: object, args: object, is_error: bool, builtins: Collection[str]
     ) -> ToolReply:
-        """lich's control_session answered first; only its refusal of a command aimed at this session is
-        taken. lich is asked who this session is only for such a refusal that did not name the id."""
-        lich = self.lich
-        if lich is None or not sc.control_takes(action, value, is_error) or not isinstance(value, str):
-            return None
-        identity = self._identity() if sc.needs_whoami(lich, target) else None
-        if not sc.is_this_session(lich, target, identity):
-            return None
-        asked = sc.request(value, args)
-        match sc.decide(lich, asked, builtins):
-            case Denied() as denied:
-                return denied
-            case sc.Queue():
-                self._queue(asked)
-                return ControlQueued(sc.control_queued(lich, asked))
-        return None
+        """lich's control_session answered first; only its refusal of a command aimed at this session is taken
+        (`self_command.control_answered`)."""
+        call = (target, action, value, args)
+        return self._apply(sc.control_answered(self.lich, call, is_error, builtins, self._identity))
+
+    def _apply(self, taken: sc.Taken) -> ToolReply:
+        if taken.queued is not None:
+            self._queue(taken.queued)
+        return taken.reply
 
     def _identity(self) -> Identity | None:
         # When whoami fails (no LICH_BIN, an old lich, a timeout), only the id counts.

@@ -16,9 +16,8 @@ from slashkit.adapters.bridge.forecast import foresee, then
 from slashkit.adapters.bridge.state import BridgeState, Moved, on_chain_event, on_run_ended, on_timer, queue
 from slashkit.core import chain_machine as m
 from slashkit.core import self_command as sc
-from slashkit.core.policy import Denied
-from slashkit.core.ports import Environment, Whoami
-from slashkit.core.self_command_session import ACTIVE_WANTS, ControlQueued, SkillQueued
+from slashkit.core.ports import Environment, Identity, Whoami
+from slashkit.core.self_command_session import ACTIVE_WANTS
 
 #: How long an event waits for the one the host sent before it.
 ORDER_WAIT_S = 2.0
@@ -112,29 +111,19 @@ class Bridge:
                 described = None if state.lich is None else sc.described(state.lich, tool, description)
                 return Moved(state, None if described is None else p.Description(described))
             case p.SkillAnswered(skill, is_error, builtins, args):
-                if state.lich is None or not is_error or not isinstance(skill, str):
-                    return Moved(state)
-                return self._decided(state, state.lich, sc.request(skill, args), builtins, skill=True)
+                return _took(state, sc.skill_answered(state.lich, skill, args, is_error, builtins))
             case p.ControlAnswered(is_error, builtins, target, action, value, args):
-                lich = state.lich
-                if lich is None or not sc.control_takes(action, value, is_error) or not isinstance(value, str):
-                    return Moved(state)
-                # lich is asked who this session is only for a refusal that did not name the id; when whoami
-                # fails (no LICH_BIN, an old lich, a timeout), only the id counts.
-                identity = self._whoami.whoami().value_or(None) if sc.needs_whoami(lich, target) else None
-                if not sc.is_this_session(lich, target, identity):
-                    return Moved(state)
-                return self._decided(state, lich, sc.request(value, args), builtins, skill=False)
+                call = (target, action, value, args)
+                return _took(state, sc.control_answered(state.lich, call, is_error, builtins, self._identity))
             case _:
                 return on_chain_event(state, event)
 
-    @staticmethod
-    def _decided(state: BridgeState, lich: sc.Lich, asked: sc.Request, builtins: tuple[str, ...], skill: bool) -> Moved:
-        match sc.decide(lich, asked, builtins):
-            case Denied() as denied:
-                return Moved(state, denied)
-            case sc.Queue():
-                queued = queue(state, asked)
-                reply = SkillQueued(asked.name, sc.skill_queued(lich, asked)) if skill else None
-                return attrs.evolve(queued, reply=reply or ControlQueued(sc.control_queued(lich, asked)))
-        return Moved(state)
+    def _identity(self) -> Identity | None:
+        # When whoami fails (no LICH_BIN, an old lich, a timeout), only the id counts.
+        return self._whoami.whoami().value_or(None)
+
+
+def _took(state: BridgeState, taken: sc.Taken) -> Moved:
+    """The reply a tool's native answer gets, with the command it queues, if any."""
+    moved = Moved(state) if taken.queued is None else queue(state, taken.queued)
+    return attrs.evolve(moved, reply=taken.reply)

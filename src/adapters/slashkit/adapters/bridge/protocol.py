@@ -20,7 +20,7 @@ from returns.result import Failure, Result, Success
 
 from slashkit.core import chain_machine as m
 from slashkit.core.policy import Denied
-from slashkit.core.self_command_session import ControlQueued, SkillQueued
+from slashkit.core.self_command import ControlQueued, SkillQueued
 
 if TYPE_CHECKING:
     from cattrs import Converter
