@@ -188,6 +188,20 @@ def test_a_fallback_after_an_unknown_command_runs(plugin: Path, project: Path) -
     assert lines[3:] == ["3/3: /context", "ended: 2 succeeded, 1 failed, 0 skipped"]
 
 
+def test_an_unknown_typed_command_is_the_engines_and_starts_no_chain(plugin: Path, project: Path) -> None:
+    """Measured on 2.1.328: a typed `/nosuch || /cost` never runs as a command (no `command.run`, so no chain);
+    the engine hands the whole text to the model. A fallback after an unknown command that is not the first
+    runs: see the test above."""
+    with ModelServer([text("There is no /nosuch command.")]) as model:
+        with StreamingRun([plugin], project, model=model) as session:
+            session.send("/nosuch || /cost")
+            assert session.wait_until(lambda ev: any(e.get("type") == "result" for e in ev), timeout=60)
+            result = session.finish()
+        prompts = handed(model)
+    assert chain_lines(result.events) == []
+    assert len(prompts) == 1 and "/nosuch || /cost" in prompts[0], prompts
+
+
 def test_a_semicolon_runs_the_next_command_and_a_clean_chain_ends_as_the_seeds(plugin: Path, project: Path) -> None:
     result = run("/cost ; /context", plugin, project)
     assert chain_lines(result.events) == ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"]
