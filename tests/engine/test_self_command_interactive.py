@@ -39,7 +39,7 @@ from typing import Any, Final
 
 import pytest
 
-from slashkit.adapters.claude_code.plugins import START_TIMEOUT_MS, plugin_dir
+from slashkit.adapters.claude_code.plugins import HELPER_MODULE, START_TIMEOUT_MS, plugin_dir
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.texts import CATALOGS, Key
@@ -73,7 +73,6 @@ CONTEXT_PREFIX: Final = "tool.call hook additional context: "
 COMMAND: Final = re.compile(
     r"<command-name>(?P<name>/[^<]*)</command-name>[\s\S]*?<command-args>(?P<args>[^<]*)</command-args>"
 )
-HELPER_MODULE: Final = "slashkit.adapters.bridge.helper"
 UNAVAILABLE_LINE: Final = "self-command: unavailable: "
 
 #: Bounded waits: a session is ready in ~1 s and a scripted turn with a compact ends in ~2 s (2.1.328).
