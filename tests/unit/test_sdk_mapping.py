@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 from returns.result import Failure, Success
 
+from slashkit.adapters.memory import DictStore
 from slashkit.adapters.sdk import ChainEnded, Line, StepStarted
 from slashkit.adapters.sdk.mapping import (
     DrainedClock,
@@ -14,7 +15,6 @@ from slashkit.adapters.sdk.mapping import (
     Ports,
     QueryEnd,
     QueuedRunner,
-    SessionStore,
     report,
     step_end,
     step_note,
@@ -98,7 +98,7 @@ def test_the_fail_tool_answers_with_the_cores_text() -> None:
 
 def session() -> tuple[ObservedChainSession, list[tuple[int, object]], Ports]:
     seen: list[tuple[int, object]] = []
-    ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(lambda n: seen.append((0, n))), SessionStore())
+    ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(lambda n: seen.append((0, n))), DictStore())
     return ObservedChainSession(ports, lambda chain, e: seen.append((chain, e))), seen, ports
 
 

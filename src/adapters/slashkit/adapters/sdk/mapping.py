@@ -234,19 +234,6 @@ class SettingStore(Protocol):
 
 
 @define
-class SessionStore:
-    """The on/off setting of one SDK session (a harness that shares it across sessions passes its own)."""
-
-    data: dict[str, object] = field(factory=dict)
-
-    def get(self, key: str) -> object:
-        return self.data.get(key)
-
-    def set(self, key: str, value: object) -> None:
-        self.data[key] = value
-
-
-@define
 class Ports:
     """The ports one SDK session lends the core."""
 

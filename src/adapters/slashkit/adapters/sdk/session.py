@@ -24,6 +24,7 @@ from claude_agent_sdk import (
 )
 from returns.result import Failure, Success
 
+from slashkit.adapters.memory import DictStore
 from slashkit.adapters.sdk.events import (
     CommandStarted,
     Event,
@@ -41,7 +42,6 @@ from slashkit.adapters.sdk.mapping import (
     QueryEnd,
     QueuedRunner,
     RunRequest,
-    SessionStore,
     SettingStore,
     report,
     step_end,
@@ -94,7 +94,7 @@ class SlashSession:
     ) -> None:
         self._buffers: dict[int, list[Event]] = {}
         self._loose: list[Event] = []
-        self._ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(self._loose.append), store or SessionStore())
+        self._ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(self._loose.append), store or DictStore())
         self.chains = ObservedChainSession(self._ports, self._seen)
         self._self_commands = self_commands
         self._lich = sc.Lich(session_id="", lang=texts.language(language))
