@@ -15,7 +15,7 @@ from tests.support.opencode_cli import OpencodeServer, opencode_path, write_proj
 
 pytestmark = [
     pytest.mark.engine,
-    pytest.mark.skipif(opencode_path() is None, reason="no opencode binary: scripts/setup.sh installs opencode-ai 1.18.33"),
+    pytest.mark.skipif(opencode_path() is None, reason="no opencode: scripts/setup.sh installs opencode-ai 1.18.33"),
 ]
 
 GREET = "Greet $1 warmly."
