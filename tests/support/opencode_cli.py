@@ -155,7 +155,7 @@ class OpencodeServer:
     events: list[JsonObject] = field(default_factory=list)
     output: list[str] = field(default_factory=list)
     _process: subprocess.Popen[str] | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
     _changed: threading.Condition = field(init=False)
 
     def __post_init__(self) -> None:

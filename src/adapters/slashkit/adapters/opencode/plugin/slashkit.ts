@@ -32,6 +32,10 @@ type Session = {
   down: string | undefined
   /** Lines are written in order. */
   lines: Promise<unknown>
+  /** Whether a turn runs (`session.status`), and the lines held until it ended: a user message stored while
+   * a turn runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
+  busy: boolean
+  held: string[]
 }
 
 export const SlashkitPlugin: Plugin = async ({ client }) => {
@@ -46,7 +50,18 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         { python: host.PYTHON, args: host.HELPER_ARGS, startMs: host.START_TIMEOUT_MS, answerMs: host.ANSWER_TIMEOUT_MS },
         () => undefined,
       )
-      found = { id, helper, own: new Set(), running: undefined, typed: undefined, error: undefined, down: undefined, lines: Promise.resolve() }
+      found = {
+        id,
+        helper,
+        own: new Set(),
+        running: undefined,
+        typed: undefined,
+        error: undefined,
+        down: undefined,
+        lines: Promise.resolve(),
+        busy: false,
+        held: [],
+      }
       sessions.set(id, found)
     }
     return found
@@ -63,6 +78,10 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
 
   /** Writes a line the person sees and the model never does (measured on 1.18.33: noReply + ignored). */
   const line = (s: Session, text: string): Promise<unknown> => {
+    if (s.busy) {
+      s.held.push(text)
+      return s.lines
+    }
     s.lines = s.lines.then(() =>
       client.session
         .prompt({ path: { id: s.id }, body: { noReply: true, messageID: ownId(s), parts: [{ type: 'text', text, ignored: true }] } })
@@ -193,6 +212,13 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     },
 
     event: async ({ event }) => {
+      if (event.type === 'session.status') {
+        const s = sessions.get(event.properties.sessionID)
+        if (s === undefined) return
+        s.busy = event.properties.status.type !== 'idle'
+        if (!s.busy) for (const text of s.held.splice(0)) void line(s, text)
+        return
+      }
       if (event.type === 'session.error') {
         const s = event.properties.sessionID === undefined ? undefined : sessions.get(event.properties.sessionID)
         if (s !== undefined) s.error = event.properties.error?.name ?? 'UnknownError'
