@@ -181,3 +181,12 @@ def test_without_its_helper_the_typed_command_runs_as_typed_with_one_line_saying
     [line] = run.lines()
     assert line.startswith("unavailable: the helper did not start: ")
     assert line.endswith("; commands run as typed until it is back")
+
+
+def test_compact_as_a_step_compacts_the_session_then_the_chain_goes_on(start: Start) -> None:
+    run = start([text("Hello Bob"), text("Hello Carol")])
+    run.server.command(run.session, "greet", "Bob && /compact && /greet Carol").wait()
+    run.quiet()
+    assert [r.kind for r in run.model.requests if r.kind != "title"] == ["main", "summary", "main"]
+    assert run.server.of_type("session.compacted", run.session) != []
+    assert run.lines() == ["1/3: /greet Bob", "2/3: /compact", "3/3: /greet Carol", "all 3 command(s) ran"]

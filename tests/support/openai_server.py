@@ -7,8 +7,9 @@ Standard library only. A test hands :class:`OpenAIServer` a script, a list of tu
 objects (content deltas, or `delta.tool_calls`, then a chunk with `finish_reason`, then `data: [DONE]`), or
 one JSON object when the request says `"stream": false`. Every request is recorded with its body parsed.
 
-Requests of the small model do not consume the script: opencode asks it for a session title with a system
-prompt that says "You are a title generator" (measured on opencode 1.18.33); it gets :attr:`title`. A
+Two side requests do not consume the script (measured on opencode 1.18.33): the small model's session title,
+whose system prompt says "You are a title generator", gets :attr:`title`; compaction's, whose system prompt
+says "You are a context summarization agent", gets :attr:`summary`. A
 request for a turn the script does not hold gets a 400 (opencode errors the turn at once; a 5xx would be
 retried for ~70 s, measured on 1.18.33). Anything else answers 404. The server binds 127.0.0.1 on a free
 port, serves from daemon threads, and stops when its context exits or after `idle_timeout` seconds without
@@ -28,10 +29,12 @@ from types import TracebackType
 from typing import Any, Final, Literal
 
 JsonObject = dict[str, Any]
-RequestKind = Literal["main", "title", "other"]
+RequestKind = Literal["main", "title", "summary", "other"]
 
 #: What the small model's title request holds in its system prompt (measured on opencode 1.18.33).
 TITLE_MARK: Final = "title generator"
+#: What the compaction request's system prompt says (measured on opencode 1.18.33: `session.summarize`).
+SUMMARY_MARK: Final = "context summarization agent"
 UNSCRIPTED: Final = "slashkit openai server: the script has no turn left for this request"
 
 # --- the script -------------------------------------------------------------------------------------
@@ -135,7 +138,9 @@ def classify(method: str, path: str, body: JsonObject | None) -> RequestKind:
     if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
         return "other"
     system = "\n".join(_text_of(m.get("content")) for m in (body or {}).get("messages") or [] if _is_system(m))
-    return "title" if TITLE_MARK in system else "main"
+    if TITLE_MARK in system:
+        return "title"
+    return "summary" if SUMMARY_MARK in system else "main"
 
 
 def _is_system(message: object) -> bool:
@@ -207,7 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
             owner.record(Recorded("POST", self.path, body, kind, time.monotonic()))
             self._answer_json(404, {"error": {"message": f"no POST {self.path}"}})
             return
-        turn: Turn = TextTurn(owner.title) if kind == "title" else owner.take_turn()
+        side = {"title": owner.title, "summary": owner.summary}
+        turn: Turn = TextTurn(side[kind]) if kind in side else owner.take_turn()
         owner.record(Recorded("POST", self.path, body, kind, time.monotonic(), turn))
         if isinstance(turn, ErrorTurn):
             error = {"message": turn.message, "type": "invalid_request_error", "code": None}
@@ -261,9 +267,17 @@ class _Server(ThreadingHTTPServer):
 class OpenAIServer:
     """The scripted model: `with OpenAIServer([text("hi")]) as model: ... model.main_requests`."""
 
-    def __init__(self, script: Sequence[Turn] = (), *, title: str = "Scripted title", idle_timeout: float = 600.0):
+    def __init__(
+        self,
+        script: Sequence[Turn] = (),
+        *,
+        title: str = "Scripted title",
+        summary: str = "The user and the assistant exchanged scripted messages.",
+        idle_timeout: float = 600.0,
+    ):
         self._script = list(script)
         self.title = title
+        self.summary = summary
         self._idle_timeout = idle_timeout
         self._recorded: list[Recorded] = []
         self._lock = threading.Lock()

@@ -94,3 +94,11 @@ def test_the_server_stops_by_itself_when_idle() -> None:
     while server._server is not None and time.monotonic() < deadline:
         time.sleep(0.1)
     assert server._server is None
+
+
+def test_a_compaction_request_takes_no_turn_of_the_script() -> None:
+    system = "You are a context summarization agent. You are given a conversation."
+    with OpenAIServer([text("main answer")], summary="Short summary") as server:
+        _, body = post(server, ask([{"role": "system", "content": system}, {"role": "user", "content": "x"}]))
+        assert server.turns_left == 1
+    assert "Short summary" in body

@@ -36,6 +36,8 @@ type Session = {
    * a turn runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
   busy: boolean
   held: string[]
+  /** The model the session's last message went to: compaction needs it named. */
+  model: { providerID: string; modelID: string } | undefined
 }
 
 export const SlashkitPlugin: Plugin = async ({ client }) => {
@@ -61,6 +63,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         lines: Promise.resolve(),
         busy: false,
         held: [],
+        model: undefined,
       }
       sessions.set(id, found)
     }
@@ -136,7 +139,9 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     s.running = { command, args }
     let error: string | null = null
     try {
-      const result = await client.session.command({ path: { id: s.id }, body: { command, arguments: args, messageID: ownId(s) } })
+      const result = NATIVE[command] !== undefined
+        ? await NATIVE[command](client, s)
+        : await client.session.command({ path: { id: s.id }, body: { command, arguments: args, messageID: ownId(s) } })
       if (result.error !== undefined) error = errorText(result.error)
     } catch (err) {
       error = messageOf(err)
@@ -202,6 +207,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     'chat.message': async (input, output) => {
       const s = sessions.get(input.sessionID)
       if (s === undefined) return
+      if (input.model !== undefined) s.model = input.model
       // The plugin's own lines and steps come here too (measured on 1.18.33), also inside its own hooks.
       if (s.own.delete(output.message.id)) return
       const typed = s.typed
@@ -246,6 +252,17 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       },
     } as never,
   }
+}
+
+/**
+ * The TUI's built-ins a step may name, run the way the server runs them: they are not server commands
+ * (measured on 1.18.33: `client.session.command` answers 500 for `compact`, and the command list holds none).
+ */
+const NATIVE: Record<string, (client: Client, s: Session) => Promise<{ error?: unknown }>> = {
+  compact: async (client, s) => {
+    if (s.model === undefined) return { error: { name: 'compact needs a model: the session has sent no message yet' } }
+    return client.session.summarize({ path: { id: s.id }, body: s.model })
+  },
 }
 
 /** Expands a command's template for these arguments as opencode does (measured on 1.18.33): `$ARGUMENTS` is
