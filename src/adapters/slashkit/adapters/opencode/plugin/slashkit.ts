@@ -182,7 +182,8 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       s.typed = `/${input.command}${input.arguments === '' ? '' : ` ${input.arguments}`}`
       if (input.command === host.CHAIN_COMMAND) {
         const reply = (await ask(s, 'command.chain', { args: input.arguments, stored: store.get('enabled') }))?.reply as Reply | null
-        await line(s, reply?.kind === 'text' ? String(reply.text) : host.UNAVAILABLE.replace('{why}', 'no answer'))
+        // With no answer, `ask` already wrote the line that says why.
+        if (reply?.kind === 'text') await line(s, String(reply.text))
         // The only way to answer a command without a model turn (measured on 1.18.33; the caller gets an
         // error: opencode issue #25916).
         throw new Error(reply?.kind === 'text' ? String(reply.text) : 'slash-chain: no answer')
