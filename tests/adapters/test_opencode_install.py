@@ -4,6 +4,7 @@ that a second run changes nothing, and that taking it out leaves everything else
 import os
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 
 from slashkit.adapters.opencode.install import config_dir, host_module, install, uninstall
@@ -23,7 +24,7 @@ def test_install_puts_the_entry_in_plugins_and_its_modules_one_folder_down(tmp_p
     plugins = tmp_path / ".opencode" / "plugins"
     # opencode loads every plugins/*.ts as a plugin, so only the entry may stand there.
     assert sorted(p.name for p in plugins.glob("*.ts")) == ["slashkit.ts"]
-    assert sorted(p.name for p in (plugins / "slashkit").iterdir()) == ["host.ts", "transport.ts"]
+    assert sorted(p.name for p in (plugins / "slashkit").iterdir()) == ["bridge.ts", "client.ts", "host.ts"]
     assert f"installed in {plugins}" in shown.stdout
     assert str(plugins / "slashkit.ts") in shown.stdout
 
@@ -39,7 +40,14 @@ def test_the_plugin_starts_the_helper_with_this_interpreter_by_its_absolute_path
     install(tmp_path, "/opt/py/bin/python3")
     host = (tmp_path / "plugins" / "slashkit" / "host.ts").read_text()
     assert 'export const PYTHON = "/opt/py/bin/python3"' in host
-    assert 'export const HELPER_ARGS = ["-m", "slashkit.adapters.claude_code.helper"]' in host
+    assert 'export const HELPER_ARGS = ["-m", "slashkit.adapters.bridge.helper"]' in host
+
+
+def test_the_plugin_speaks_through_the_bridges_own_client(tmp_path: Path) -> None:
+    # One client for every JavaScript host: the copy is the bridge's file as it is, not a second transport.
+    install(tmp_path)
+    client = resources.files("slashkit.adapters.bridge") / "client.ts"
+    assert (tmp_path / "plugins" / "slashkit" / "client.ts").read_text() == client.read_text()
 
 
 def test_the_plugin_imports_nothing_from_npm_at_run_time(tmp_path: Path) -> None:
@@ -71,7 +79,7 @@ def test_uninstall_takes_out_only_the_plugin(tmp_path: Path) -> None:
     other = target / "plugins" / "mine.ts"
     other.write_text("export const Mine = async () => ({})\n")
     removed = uninstall(target)
-    assert len(removed) == 3
+    assert len(removed) == 4
     assert [p.name for p in (target / "plugins").iterdir()] == ["mine.ts"]
     shown = slashkit("opencode", "uninstall", str(tmp_path))
     assert shown.stdout.strip() == f"slashkit plugin was not installed from {target / 'plugins'}"

@@ -190,3 +190,65 @@ def test_compact_as_a_step_compacts_the_session_then_the_chain_goes_on(start: St
     assert [r.kind for r in run.model.requests if r.kind != "title"] == ["main", "summary", "main"]
     assert run.server.of_type("session.compacted", run.session) != []
     assert run.lines() == ["1/3: /greet Bob", "2/3: /compact", "3/3: /greet Carol", "all 3 command(s) ran"]
+
+
+def test_a_fallback_after_a_failed_step_runs_and_a_semicolon_goes_on_either_way(start: Start) -> None:
+    # Every landed host runs the operators (README, "Operators"): `||` runs its step only after a failure, `;`
+    # runs its step whatever the last status was.
+    run = start([http_error(400, "scripted refusal"), text("Hello Carol"), text("Hello Dan")])
+    run.server.command(run.session, "greet", "Bob || /greet Carol ; /greet Dan").wait()
+    run.quiet()
+    asked = [a.split("\n\n")[0] for a in run.asked()]
+    assert asked == ["Greet Bob warmly.", "Greet Carol warmly.", "Greet Dan warmly."]
+    assert run.lines() == [
+        "1/3: /greet Bob",
+        "/greet failed: its turn ended with APIError",
+        "2/3: /greet Carol",
+        "3/3: /greet Dan",
+        "ended: 2 succeeded, 1 failed, 0 skipped",
+    ]
+
+
+def test_a_fallback_after_a_step_that_ended_well_is_skipped(start: Start) -> None:
+    run = start([text("Hello Bob"), text("never asked")])
+    run.server.command(run.session, "greet", "Bob || /greet Carol").wait()
+    run.quiet()
+    assert [a.split("\n\n")[0] for a in run.asked()] == ["Greet Bob warmly."]
+    assert run.lines() == [
+        "1/2: /greet Bob",
+        "skipped 2/2: /greet Carol (the last command succeeded)",
+        "ended: 1 succeeded, 0 failed, 1 skipped",
+    ]
+
+
+def test_a_pipe_hands_the_models_answer_to_the_next_steps_prompt(start: Start) -> None:
+    # The typed command's answer comes with its turn's end; a later step's with the turn its run waited on.
+    run = start([text("Hello Bob, nice to meet you"), text("Bob is greeted"), text("All good")])
+    run.server.command(run.session, "greet", "Bob | /review the greeting | /review").wait()
+    run.quiet()
+    asked = run.asked()
+    assert len(asked) == 3
+    assert asked[1].startswith("Review the greeting\n\nHello Bob, nice to meet you carefully.")
+    assert asked[2].startswith("Review Bob is greeted carefully.")
+    assert run.lines() == ["1/3: /greet Bob", "2/3: /review the greeting", "3/3: /review", "all 3 command(s) ran"]
+
+
+def test_two_sessions_of_one_opencode_run_their_chains_side_by_side(start: Start) -> None:
+    # One opencode serves many sessions, and the bridge's events name none: each session has its own helper
+    # (its own link in the bridge's client). With one helper for both, the second chain would replace the first.
+    run = start([text("ok", delay=1.5) for _ in range(4)])
+    other = run.server.create_session()
+    first = run.server.command(run.session, "greet", "Bob && /greet Carol")
+    second = run.server.command(other, "greet", "Dan && /greet Eve")
+    first.wait()
+    second.wait()
+    run.quiet()
+    run.server.wait_quiet(other, quiet=2.5)
+    assert sorted(a.split("\n\n")[0] for a in run.asked()) == [
+        "Greet Bob warmly.",
+        "Greet Carol warmly.",
+        "Greet Dan warmly.",
+        "Greet Eve warmly.",
+    ]
+    assert run.lines() == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
+    assert run.server.ignored_lines(other) == ["1/2: /greet Dan", "2/2: /greet Eve", "all 2 command(s) ran"]

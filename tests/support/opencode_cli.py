@@ -181,8 +181,9 @@ class OpencodeServer:
         )
         threading.Thread(target=self._read_output, daemon=True).start()
         threading.Thread(target=self._end_after_lifetime, daemon=True).start()
-        if not self._wait(lambda: bool(self.url) or self._process is None or self._process.poll() is not None,
-                          self.start_timeout):
+        if not self._wait(
+            lambda: bool(self.url) or self._process is None or self._process.poll() is not None, self.start_timeout
+        ):
             self.stop()
             raise TimeoutError(f"opencode did not say 'listening' within {self.start_timeout:g} s:\n{self.log()}")
         if not self.url:
