@@ -59,10 +59,18 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
   const session = (id: string): Session => {
     let found = sessions.get(id)
     if (found === undefined) {
+      const own = link()
       const s: Session = {
         id,
-        link: link(),
-        host: undefined as unknown as Host,
+        link: own,
+        // Its calls reach `s` only once they run, after it is made.
+        host: nodeHost({
+          link: own,
+          log: text => void line(s, text),
+          toast: text => void client.tui.showToast({ body: { message: text, variant: 'info' } }).catch(() => undefined),
+          run: (command, args) => run(s, command, args),
+          saveEnabled: async enabled => store.set(facts.ENABLED_KEY, enabled),
+        }),
         own: new Set(),
         running: undefined,
         typed: undefined,
@@ -73,13 +81,6 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         model: undefined,
         reported: new Set(),
       }
-      s.host = nodeHost({
-        link: s.link,
-        log: text => void line(s, text),
-        toast: text => void client.tui.showToast({ body: { message: text, variant: 'info' } }).catch(() => undefined),
-        run: (command, args) => run(s, command, args),
-        saveEnabled: async enabled => store.set(facts.ENABLED_KEY, enabled),
-      })
       sessions.set(id, s)
       // opencode runs no session headless that a queued command could follow (`opencode run` exits at its
       // first idle, measured on 1.18.33): every session is interactive to the core.
