@@ -101,6 +101,8 @@ def test_model_the_model_asked_lich_for_is_refused_by_the_core(start: Start) -> 
     assert len(run.lich_saw()) == 1
     assert run.kinds() == ["main", "main"]
     assert run.server.of_type("session.compacted", run.session) == []
+    # Nothing was queued: a queued /model would have run and failed, which a toast says.
+    assert run.server.of_type("tui.toast.show") == []
 
 
 def test_outside_lich_a_refused_compact_stays_refused(start: Start) -> None:

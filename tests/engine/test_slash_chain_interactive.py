@@ -48,7 +48,7 @@ from typing import Final
 
 import pytest
 
-from slashkit.adapters.claude_code.plugins import plugin_dir
+from slashkit.adapters.claude_code.plugins import HELPER_MODULE, plugin_dir
 from slashkit.core.chain import Step
 from slashkit.core.texts import (
     CHAIN_COMMAND,
@@ -85,7 +85,6 @@ PROBE: Final = Step("pane-probe", "")
 PROBE_SHOWN: Final = "The probe pane is open"
 #: What /context prints on screen (2.1.328).
 CONTEXT_SHOWN: Final = "Context usage"
-HELPER_MODULE: Final = "slashkit.adapters.claude_code.helper"
 #: The debug log's line when the plugin starts its helper (2.1.328).
 HELPER_SPAWNED: Final = f"$.process.spawn ({CHAIN_COMMAND})"
 #: The debug log's line when the `command.run` hooks of the plugins, the chain's among them, finished (2.1.328:
@@ -294,9 +293,7 @@ def held() -> Iterator[threading.Event]:
 # --- a step that opens a pane ------------------------------------------------------------------------
 
 
-def test_a_step_that_opens_a_pane_waits_until_the_person_closes_it(
-    tmp_path: Path, project: Path, plugin: Path
-) -> None:
+def test_a_step_that_opens_a_pane_waits_until_the_person_closes_it(tmp_path: Path, project: Path, plugin: Path) -> None:
     """`/cost && /context`: the usage pane opens, `1/2: /usage` is the only line for as long as it stays open
     (screen and transcript), /context does not run; Escape closes it, then /context runs and the chain ends."""
     first = step_text(1, 2, USAGE)
