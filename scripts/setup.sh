@@ -4,6 +4,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CLAUDE_CODE_VERSION="2.1.328"   # the engine every Claude Code fact in docs/ was measured on
+OPENCODE_VERSION="1.18.33"      # the opencode every fact in docs/opencode.md was measured on
 
 # Debian packages: tmux drives the interactive end-to-end tests.
 if ! command -v tmux >/dev/null 2>&1; then
@@ -28,5 +29,22 @@ if [ "$(cat "$ROOT/.tools/claude-code/version" 2>/dev/null)" != "$CLAUDE_CODE_VE
     "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >/dev/null
   echo "$CLAUDE_CODE_VERSION" > "$ROOT/.tools/claude-code/version"
 fi
+
+# The pinned opencode from npm, in the clone; and npm's cache seeded with the @opencode-ai/plugin of that
+# version and its dependencies. opencode installs that package into every config dir that holds a plugin
+# before it loads the plugins (~70 s of retries with no registry, measured on 1.18.33); the tests run npm
+# offline against this cache, so the install takes seconds and needs no network.
+if [ "$(cat "$ROOT/.tools/opencode/version" 2>/dev/null)" != "$OPENCODE_VERSION" ]; then
+  rm -rf "$ROOT/.tools/opencode"
+  mkdir -p "$ROOT/.tools/opencode/npm-cache"
+  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/opencode" \
+    "opencode-ai@$OPENCODE_VERSION" >/dev/null
+  seed="$(mktemp -d)"
+  npm install --silent --no-fund --no-audit --cache "$ROOT/.tools/opencode/npm-cache" --prefix "$seed" \
+    "@opencode-ai/plugin@$OPENCODE_VERSION" >/dev/null
+  rm -rf "$seed"
+  echo "$OPENCODE_VERSION" > "$ROOT/.tools/opencode/version"
+fi
 export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"
 export SLASHKIT_CLAUDE="$ROOT/.tools/claude-code/node_modules/.bin/claude"
+export SLASHKIT_OPENCODE="$ROOT/.tools/opencode/node_modules/.bin/opencode"

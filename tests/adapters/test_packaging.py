@@ -37,6 +37,9 @@ def test_a_built_wheel_holds_only_slashkit_and_imports_from_a_fresh_environment(
     tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert tops == {"slashkit", wheel.name.split("-py3")[0] + ".dist-info"}
     assert "slashkit/__init__.py" not in zipfile.ZipFile(wheel).namelist()
+    # `slashkit opencode install` copies these out of the installed package.
+    for module in ("slashkit.ts", "bridge.ts"):
+        assert f"slashkit/adapters/opencode/plugin/{module}" in zipfile.ZipFile(wheel).namelist()
     fresh = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(fresh)], check=True)
     python = fresh / "bin" / "python"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from slashkit.adapters.claude_code import plugins
 from slashkit.adapters.memory import Local, MemoryHost, Prompt, host
+from slashkit.adapters.opencode import install as opencode
 
 _EPILOG = """\
 exit status of `run`: 0 every step ran (or a single command ran alone), 1 the chain stopped or was
@@ -21,6 +22,7 @@ examples:
   slashkit run "/greet Bob" --permission-mode acceptEdits -- --max-turns 3
   claude --plugin-dir "$(slashkit claude-code plugin-dir slash-chain)"
   claude plugin marketplace add "$(slashkit claude-code marketplace)"
+  slashkit opencode install          (then start opencode in this project)
   slashkit play "/review x && /test && /deploy" --prompt review"""
 
 
@@ -43,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 print(plugins.plugin_dir(args.name, root))
             return 0
+        case "opencode":
+            return _opencode(parser, args)
     parser.print_help()
     return 2
 
@@ -97,7 +101,34 @@ def _parser() -> argparse.ArgumentParser:
     market = what.add_parser("marketplace", help="print the marketplace folder, for claude plugin marketplace add")
     for sub in (one, market):
         sub.add_argument("--root", help="lay out here instead of under $XDG_DATA_HOME/slashkit")
+    _opencode_parser(commands)
     return parser
+
+
+def _opencode_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    code = commands.add_parser("opencode", help="put the slash-chain plugin where opencode loads it, or take it out")
+    what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
+    put = what.add_parser("install", help="install the plugin for a project (default: here), or --global")
+    out = what.add_parser("uninstall", help="take the plugin out of a project (default: here), or --global")
+    for sub in (put, out):
+        sub.add_argument("project", nargs="?", default=".", metavar="PROJECT_DIR", help="the project folder")
+        sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's opencode config")
+
+
+def _opencode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    project = None if args.everywhere else Path(args.project)
+    if project is not None and not project.is_dir():
+        parser.error(f"{project} is not a folder")
+    target = opencode.config_dir(project)
+    if args.what == "install":
+        paths = opencode.install(target)
+        print(f"slashkit plugin {'installed' if paths else 'already up to date'} in {target / 'plugins'}")
+    else:
+        paths = opencode.uninstall(target)
+        print(f"slashkit plugin {'removed' if paths else 'was not installed'} from {target / 'plugins'}")
+    for path in paths:
+        print(f"  {path}")
+    return 0
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, claude_args: Sequence[str]) -> int:

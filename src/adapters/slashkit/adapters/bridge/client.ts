@@ -51,6 +51,12 @@ export type Host = {
   invalidate(): void
   /** A reason the helper is unavailable, as the line shows it (a host may drop its own prefixes). */
   plain(why: string): string
+  /**
+   * The helper this host talks to and what the client knows of it (`link()`), when the host runs several
+   * sessions in one process (opencode serves many: one helper each, since events name no session). Without
+   * it, one link for the whole process (Claude Code's, one session per process).
+   */
+  readonly link?: Link
 }
 
 /**
@@ -67,37 +73,53 @@ const STEP_OUTPUT = 'StepOutput'
 /** The most of a command's text sent on: the core hands on less (slashkit.core.texts.MAX_HANDED). */
 const MAX_OUTPUT_CHARS = 65536
 
-/** The running helper, started by the first event Python wants; undefined until then and after it failed. */
-let helper: Helper | undefined
-/** The optional events the helper asked for in its last answer; the others never start Python. */
-let wants: ReadonlySet<string> = new Set()
-/** Why the helper is unavailable, once that is logged; cleared by its next answer. */
-let down: string | undefined
-/**
- * How many events this client has sent the current helper: each request carries its number (`seq`), and the
- * helper handles them in that order. A forecast made at version `at` holds while `sent === at`: the helper
- * has been sent nothing since.
- */
-let sent = 0
-/**
- * Events the client numbered but has not sent yet: reports that it carried out a forecast (`applied`). They
- * go out, in order, ahead of the next event, so nothing else competes with the host's next step when a
- * forecast is carried out; until then the helper lags, and the events it wants are a superset.
- */
-let held: { seq: number; event: string; e: unknown }[] = []
+/** One helper and what the client knows of it; a host with several sessions holds one per session. */
+export type Link = {
+  /** The running helper, started by the first event Python wants; undefined until then and after it failed. */
+  helper: Helper | undefined
+  /** The optional events the helper asked for in its last answer; the others never start Python. */
+  wants: ReadonlySet<string>
+  /** Why the helper is unavailable, once that is logged; cleared by its next answer. */
+  down: string | undefined
+  /**
+   * How many events this client has sent the current helper: each request carries its number (`seq`), and the
+   * helper handles them in that order. A forecast made at version `at` holds while `sent === at`: the helper
+   * has been sent nothing since.
+   */
+  sent: number
+  /**
+   * Events the client numbered but has not sent yet: reports that it carried out a forecast (`applied`). They
+   * go out, in order, ahead of the next event, so nothing else competes with the host's next step when a
+   * forecast is carried out; until then the helper lags, and the events it wants are a superset.
+   */
+  held: { seq: number; event: string; e: unknown }[]
+}
+
+/** A link with no helper yet. */
+export function link(): Link {
+  return { helper: undefined, wants: new Set(), down: undefined, sent: 0, held: [] }
+}
+
+/** The link of every host that brings none. */
+const shared = link()
+
+function linkOf(host: Host): Link {
+  return host.link ?? shared
+}
 
 /** Whether the helper asked to hear this optional event. */
-export function wanted(event: string): boolean {
-  return wants.has(event)
+export function wanted(event: string, of: Link = shared): boolean {
+  return of.wants.has(event)
 }
 
 /** Sends one event and carries out the effects the answer holds; never throws. */
 export async function ask(host: Host, event: string, e: unknown): Promise<Answer> {
-  const current = helper ?? start(host)
-  sent += 1 // before any wait, so what the caller does next already counts this event as sent
-  const seq = sent
-  const earlier = held.map(h => send(host, current, h.seq, h.event, h.e))
-  held = []
+  const l = linkOf(host)
+  const current = l.helper ?? start(host)
+  l.sent += 1 // before any wait, so what the caller does next already counts this event as sent
+  const seq = l.sent
+  const earlier = l.held.map(h => send(host, current, h.seq, h.event, h.e))
+  l.held = []
   let late: WireAnswer[]
   let answer: WireAnswer
   try {
@@ -108,8 +130,8 @@ export async function ask(host: Host, event: string, e: unknown): Promise<Answer
     unavailable(host, messageOf(err))
     return undefined
   }
-  if (helper === current) wants = new Set(answer.wants)
-  down = undefined
+  if (l.helper === current) l.wants = new Set(answer.wants)
+  l.down = undefined
   // A held report the helper found stale (it handled another event first) is answered with what it did
   // instead of the forecast; otherwise with nothing. Either way the client now holds every timer and run the
   // helper waits on (tests/property/test_bridge_stateful.py).
@@ -127,9 +149,10 @@ async function send(host: Host, current: Helper, seq: number, event: string, e: 
 
 /** Logs once why the helper cannot answer, until it answers again. */
 function unavailable(host: Host, why: string): void {
+  const l = linkOf(host)
   const reason = host.plain(why)
-  if (down === undefined) host.log(host.unavailable.replace('{why}', reason))
-  down = reason
+  if (l.down === undefined) host.log(host.unavailable.replace('{why}', reason))
+  l.down = reason
 }
 
 /** The message of an error a call threw. */
@@ -181,9 +204,10 @@ function start(host: Host): Helper {
   })
   socket.catch(() => undefined)
   const started: Helper = { socket }
-  helper = started
-  sent = 0
-  held = []
+  const l = linkOf(host)
+  l.helper = started
+  l.sent = 0
+  l.held = []
   void watch(host, started, ready, fail)
   return started
 }
@@ -209,19 +233,21 @@ async function watch(host: Host, mine: Helper, ready: (path: string) => void, fa
   }
   fail(new Error(why))
   // A helper that ends takes the running chain's state with it: say so once, and start afresh next time.
-  if (helper === mine) {
-    const busy = wants.size > 0
-    helper = undefined
-    wants = new Set()
+  const l = linkOf(host)
+  if (l.helper === mine) {
+    const busy = l.wants.size > 0
+    l.helper = undefined
+    l.wants = new Set()
     if (busy) unavailable(host, why)
   }
 }
 
 /** Forgets a helper that failed and asks it to exit, so the next event starts a fresh one. */
 function retire(host: Host, failed: Helper): void {
-  if (helper === failed) {
-    helper = undefined
-    wants = new Set()
+  const l = linkOf(host)
+  if (l.helper === failed) {
+    l.helper = undefined
+    l.wants = new Set()
   }
   void failed.socket.then(socketPath => host.post(socketPath, '/v1/exit', '')).catch(() => undefined)
 }
@@ -262,12 +288,13 @@ async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<vo
  * must find that hook returned (measured on Claude Code 2.1.328).
  */
 async function sendForeseen(host: Host, event: string, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
-  if (foreseen === null || helper !== from || sent !== at) {
+  const l = linkOf(host)
+  if (foreseen === null || l.helper !== from || l.sent !== at) {
     await ask(host, event, { ...e, applied: false })
     return
   }
-  sent += 1
-  held.push({ seq: sent, event, e: { ...e, applied: true } })
+  l.sent += 1
+  l.held.push({ seq: l.sent, event, e: { ...e, applied: true } })
   for (const fx of foreseen) void act(host, fx, at + 1, from)
 }
 
@@ -278,7 +305,7 @@ async function sendForeseen(host: Host, event: string, e: object, foreseen: Effe
  * has said the chain is over.
  */
 async function fire(host: Host, token: number, fires: Effect[] | null, at: number, from: Helper): Promise<void> {
-  if (helper !== from) {
+  if (linkOf(host).helper !== from) {
     for (const fx of fires ?? []) void act(host, fx, at + 1, from)
     return
   }
@@ -302,8 +329,9 @@ async function runThenReport(host: Host, command: string, args: string, token: n
  * was foreseen to do is done at once. A shim that ran the typed command itself (a `run` reply) calls this.
  */
 export async function reportRun(host: Host, token: number, error: string | null, output: string, then: Effect[] | null, at: number, from: Helper): Promise<void> {
-  if (helper !== from) return
+  const l = linkOf(host)
+  if (l.helper !== from) return
   // Only a step whose output is handed on needs its text; a transport bound keeps the request under the helper's.
-  const text = wanted(STEP_OUTPUT) ? output.slice(0, MAX_OUTPUT_CHARS) : ''
+  const text = wanted(STEP_OUTPUT, l) ? output.slice(0, MAX_OUTPUT_CHARS) : ''
   await sendForeseen(host, 'RunEnded', { token, error, output: text }, error === null ? then : null, at, from)
 }

@@ -1,0 +1,1 @@
+"""slashkit's opencode host: a thin plugin module over the resident helper and its bridge protocol."""

@@ -1,0 +1,80 @@
+/**
+ * opencode's side of the slashkit bridge: the `Host` the shared client (./client.ts, copied from
+ * slashkit.adapters.bridge by slashkit.adapters.opencode.install) reaches the outside world through, built from
+ * Node's own modules (opencode runs plugins in Bun, which has them): the helper's process, HTTP over its unix
+ * socket, timers. What a session does with the effects (its lines, its runs) is the plugin's.
+ */
+import { spawn } from 'node:child_process'
+import { request } from 'node:http'
+import type { Host, Link } from './client.js'
+import { ANSWER_TIMEOUT_MS, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
+
+export type { Answer, Effect, Link, Reply } from './client.js'
+export { ask, link, messageOf, reportRun, wanted } from './client.js'
+
+/** Longest answer read; the helper's are a few KiB. */
+const MAX_ANSWER = 1 << 20
+
+/** What a session gives its host: where its lines and runs go, and its own link to its own helper. */
+export type SessionCalls = Pick<Host, 'log' | 'toast' | 'run' | 'saveEnabled'> & { link: Link }
+
+/** The bridge client's host for one opencode session. */
+export function nodeHost(calls: SessionCalls): Host {
+  return {
+    argv: [PYTHON, ...HELPER_ARGS],
+    startTimeoutMs: START_TIMEOUT_MS,
+    answerTimeoutMs: ANSWER_TIMEOUT_MS,
+    unavailable: UNAVAILABLE,
+    link: calls.link,
+    spawn: (argv, stdout, stderr) =>
+      new Promise<string>((resolve, reject) => {
+        const [file, ...args] = argv
+        if (file === undefined) {
+          reject(new Error('no interpreter'))
+          return
+        }
+        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+        child.on('error', reject)
+        child.stdout.setEncoding('utf8')
+        child.stderr.setEncoding('utf8')
+        child.stdout.on('data', (text: string) => stdout(text))
+        child.stderr.on('data', (text: string) => stderr(text))
+        child.on('exit', (code, signal) => resolve(`the helper exited (${signal ?? `code ${String(code)}`})`))
+      }),
+    post: (socketPath, path, body) =>
+      new Promise((resolve, reject) => {
+        const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+        const req = request({ socketPath, path, method: 'POST', headers }, res => {
+          let text = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => {
+            text += chunk
+            if (text.length > MAX_ANSWER) req.destroy(new Error('the helper answered more than 1 MiB'))
+          })
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+          res.on('error', reject)
+        })
+        req.on('error', reject)
+        req.end(body)
+      }),
+    // Rejects when aborted, as a timer that never fired: the client reads a resolved sleep as a timeout.
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, ms)
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer)
+          reject(new Error('aborted'))
+        })
+      }),
+    log: calls.log,
+    // opencode has no debug log a plugin writes to; the helper's stderr is dropped.
+    debug: () => undefined,
+    toast: calls.toast,
+    after: (ms, fire) => void setTimeout(fire, ms),
+    run: calls.run,
+    saveEnabled: calls.saveEnabled,
+    // opencode reads a plugin tool's description once; nothing to ask again.
+    invalidate: () => undefined,
+    plain: why => why,
+  }
+}

@@ -1,0 +1,361 @@
+/**
+ * slashkit's opencode plugin: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge: it
+ * translates opencode's hooks into the core's events (docs/bridge.md, version 2) and carries out what the core
+ * answers with; every rule is in Python. Facts it relies on are in docs/opencode.md (measured on 1.18.33).
+ * Type-only imports from npm: opencode installs nothing this file needs at run time.
+ */
+import type { Plugin } from '@opencode-ai/plugin'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { ask, link, messageOf, nodeHost, reportRun, wanted, type Link } from './slashkit/bridge.js'
+import type { Host } from './slashkit/client.js'
+import * as facts from './slashkit/host.js'
+
+type Client = Parameters<Plugin>[0]['client']
+type Part = { type: string; text?: string; ignored?: boolean }
+
+/** The optional-event name that asks for a step's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
+const STEP_OUTPUT = 'StepOutput'
+/** lich's control tool as opencode names an MCP server `lich`'s `control_session` (measured on 1.18.33). */
+const CONTROL_TOOL = 'lich_control_session'
+/** Inside lich, every session says so to the core, which decides whether self-commands are on (the core's gate
+ * reads the helper's own environment, inherited from opencode's); outside lich no helper starts for it. */
+const IN_LICH = (process.env.LICH_SESSION_ID ?? '') !== ''
+
+/** One opencode session as the plugin sees it: its own helper, and what it needs to tell its own calls apart. */
+type Session = {
+  id: string
+  link: Link
+  host: Host
+  /** Message ids the plugin gave its own prompts and commands (measured on 1.18.33: a `messageID` in the
+   * body becomes the user message's id, and `chat.message` carries it). */
+  own: Set<string>
+  /** The command the plugin runs right now (a step), so its `command.execute.before` is not taken as typed. */
+  running: { command: string; args: string } | undefined
+  /** The typed command whose `chat.message` comes next: the person's text is `/name args`. */
+  typed: string | undefined
+  /** The error the turn that runs ended with, from `session.error`, until its `session.idle`. */
+  error: string | undefined
+  /** Lines are written in order. */
+  lines: Promise<unknown>
+  /** Whether a turn runs (`session.status`), and the lines held until it ended: a user message stored while
+   * a turn runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
+  busy: boolean
+  held: string[]
+  /** The model the session's last message went to: compaction needs it named. */
+  model: { providerID: string; modelID: string } | undefined
+  /** The control tool calls whose refusal was reported already (a part is updated more than once). */
+  reported: Set<string>
+}
+
+type ToolPart = { id?: string; type?: string; tool?: string; state?: { status?: string; input?: Record<string, unknown> } }
+
+export const SlashkitPlugin: Plugin = async ({ client }) => {
+  const sessions = new Map<string, Session>()
+  let templates: Map<string, string> | undefined
+  let counter = 0
+
+  const session = (id: string): Session => {
+    let found = sessions.get(id)
+    if (found === undefined) {
+      const own = link()
+      const s: Session = {
+        id,
+        link: own,
+        // Its calls reach `s` only once they run, after it is made.
+        host: nodeHost({
+          link: own,
+          log: text => void line(s, text),
+          toast: text => void client.tui.showToast({ body: { message: text, variant: 'info' } }).catch(() => undefined),
+          run: (command, args) => run(s, command, args),
+          saveEnabled: async enabled => store.set(facts.ENABLED_KEY, enabled),
+        }),
+        own: new Set(),
+        running: undefined,
+        typed: undefined,
+        error: undefined,
+        lines: Promise.resolve(),
+        busy: false,
+        held: [],
+        model: undefined,
+        reported: new Set(),
+      }
+      sessions.set(id, s)
+      // opencode runs no session headless that a queued command could follow (`opencode run` exits at its
+      // first idle, measured on 1.18.33): every session is interactive to the core.
+      if (IN_LICH) void ask(s.host, 'SessionStarted', { interactive: true })
+      found = s
+    }
+    return found
+  }
+
+  /** The session as the plugin knows it; inside lich every session is known, so the core hears its start. */
+  const known = (id: string): Session | undefined => (IN_LICH ? session(id) : sessions.get(id))
+
+  /** An id of the form opencode gives messages (`msg_` + 12 hex of time + 14 characters), ascending. */
+  const ownId = (s: Session): string => {
+    counter += 1
+    const time = (BigInt(Date.now()) * 4096n + BigInt(counter % 4096)) & 0xffffffffffffn
+    const id = `msg_${time.toString(16).padStart(12, '0')}slashkit${String(counter % 1000000).padStart(6, '0')}`
+    s.own.add(id)
+    return id
+  }
+
+  /** Writes a line the person sees and the model never does (measured on 1.18.33: noReply + ignored). */
+  const line = (s: Session, text: string): Promise<unknown> => {
+    if (s.busy) {
+      s.held.push(text)
+      return s.lines
+    }
+    s.lines = s.lines.then(() =>
+      client.session
+        .prompt({ path: { id: s.id }, body: { noReply: true, messageID: ownId(s), parts: [{ type: 'text', text, ignored: true }] } })
+        .catch(() => undefined),
+    )
+    return s.lines
+  }
+
+  /** Runs a step as the person's typed command would run; resolves with its text, rejects with its error. */
+  const run = async (s: Session, command: string, args: string): Promise<string> => {
+    // A queued self-command is asked for while its turn runs: opencode holds a summarize called then until that
+    // turn ended (measured on 1.18.33, tests/engine/test_opencode_self_command.py).
+    await s.lines
+    s.running = { command, args }
+    try {
+      const result = NATIVE[command] !== undefined
+        ? await NATIVE[command](client, s)
+        : await client.session.command({ path: { id: s.id }, body: { command, arguments: args, messageID: ownId(s) } })
+      if (result.error !== undefined) throw new Error(errorText(result.error))
+      return textOf(result.data)
+    } finally {
+      if (s.running?.command === command) s.running = undefined
+    }
+  }
+
+  const template = async (name: string): Promise<string | undefined> => {
+    if (templates === undefined) {
+      const listed = await client.command.list()
+      templates = new Map((listed.data ?? []).map(c => [c.name, String(c.template ?? '')]))
+    }
+    return templates.get(name)
+  }
+
+  /** The text of the session's last answer, for a `|` that hands it on. */
+  const lastAnswer = async (s: Session): Promise<string> => {
+    try {
+      const listed = await client.session.messages({ path: { id: s.id } })
+      const answers = (listed.data ?? []).filter(m => m.info.role === 'assistant')
+      return textOf(answers[answers.length - 1])
+    } catch {
+      return ''
+    }
+  }
+
+  /** Hands the model the prompt text the core asks for (the fail note), when it asks. */
+  const handPrompt = async (s: Session, parts: Part[]): Promise<void> => {
+    const part = parts.find(p => p.type === 'text')
+    if (part === undefined || !wanted('PromptHanded', s.link)) return
+    const reply = (await ask(s.host, 'PromptHanded', { text: part.text ?? '' }))?.reply
+    if (reply?.kind === 'prompt') part.text = reply.text
+  }
+
+  const enabled = (): boolean => store.get(facts.ENABLED_KEY) !== false
+
+  return {
+    config: async cfg => {
+      cfg.command = cfg.command ?? {}
+      cfg.command[facts.CHAIN_COMMAND] = { template: '$ARGUMENTS', description: facts.COMMAND_DESCRIPTION }
+    },
+
+    'command.execute.before': async (input, output) => {
+      const s = session(input.sessionID)
+      const parts = output.parts as Part[]
+      const mine = s.running
+      if (mine !== undefined && mine.command === input.command && mine.args === input.arguments) {
+        await handPrompt(s, parts)
+        return
+      }
+      s.typed = `/${input.command}${input.arguments === '' ? '' : ` ${input.arguments}`}`
+      if (input.command === facts.CHAIN_COMMAND) {
+        const reply = (await ask(s.host, 'ChainCommandTyped', { args: input.arguments, enabled: enabled() }))?.reply
+        // With no answer, `ask` already wrote the line that says why.
+        if (reply?.kind === 'text') await line(s, reply.text)
+        // The only way to answer a command without a model turn (measured on 1.18.33; the caller gets an
+        // error: opencode issue #25916).
+        throw new Error(reply?.kind === 'text' ? reply.text : 'slash-chain: no answer')
+      }
+      if (!facts.SEPARATOR.test(input.arguments)) return
+      // A command that reaches this hook was sent by the person (the TUI's prompt, or the server's API for them).
+      const answer = await ask(s.host, 'ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled() })
+      // The lines the answer wrote go out before the command's turn starts: one stored while it runs would
+      // make opencode run one more turn (measured on 1.18.33).
+      await s.lines
+      const reply = answer?.reply
+      // The core answered the command itself: it is not to run.
+      if (reply?.kind === 'text') {
+        await line(s, reply.text)
+        throw new Error(reply.text)
+      }
+      if (answer === undefined || reply?.kind !== 'run') return
+      let error: string | null = null
+      try {
+        const body = await template(input.command)
+        const part = parts.find(p => p.type === 'text')
+        if (body !== undefined && part !== undefined) part.text = expand(body, reply.args)
+        await handPrompt(s, parts)
+      } catch (err) {
+        error = messageOf(err)
+      }
+      // The typed command's text is its turn's answer, which TurnEnded carries.
+      await reportRun(s.host, reply.token, error, '', error === null ? (reply.then ?? null) : null, answer.at, answer.from)
+    },
+
+    'chat.message': async (input, output) => {
+      const s = known(input.sessionID)
+      if (s === undefined) return
+      if (input.model !== undefined) s.model = input.model
+      // The plugin's own lines and steps come here too (measured on 1.18.33), also inside its own hooks.
+      if (s.own.delete(output.message.id)) return
+      const typed = s.typed
+      s.typed = undefined
+      if (!wanted('PromptSubmitted', s.link)) return
+      const text = typed ?? (output.parts as Part[]).map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
+      await ask(s.host, 'PromptSubmitted', { text, origin: 'composer' })
+    },
+
+    event: async ({ event }) => {
+      if (event.type === 'session.status') {
+        const s = sessions.get(event.properties.sessionID)
+        if (s === undefined) return
+        s.busy = event.properties.status.type !== 'idle'
+        if (!s.busy) for (const text of s.held.splice(0)) void line(s, text)
+        return
+      }
+      if (event.type === 'message.part.updated') {
+        // lich's refusal of its control tool reaches no tool.execute.after: only the tool part's error shows it,
+        // once the model already has lich's text (measured on 1.18.33). The core may still queue the command.
+        const part = event.properties.part as ToolPart
+        if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') return
+        const s = known((event.properties.part as { sessionID: string }).sessionID)
+        if (s === undefined || !wanted('ControlAnswered', s.link) || s.reported.has(part.id ?? '')) return
+        s.reported.add(part.id ?? '')
+        const call = part.state.input ?? {}
+        await ask(s.host, 'ControlAnswered', {
+          target: call.session ?? null,
+          action: call.action ?? null,
+          value: call.value ?? null,
+          args: call.args ?? null,
+          is_error: true,
+          builtins: Object.keys(NATIVE),
+        })
+        return
+      }
+      if (event.type === 'session.error') {
+        const s = event.properties.sessionID === undefined ? undefined : sessions.get(event.properties.sessionID)
+        if (s !== undefined) s.error = event.properties.error?.name ?? 'UnknownError'
+        return
+      }
+      if (event.type !== 'session.idle') return
+      const s = sessions.get(event.properties.sessionID)
+      if (s === undefined) return
+      // Measured on 1.18.33: session.error comes before the idle that ends the failed turn.
+      const reason = s.error ?? 'answer'
+      s.error = undefined
+      if (!wanted('TurnEnded', s.link)) return
+      const answer = wanted(STEP_OUTPUT, s.link) ? await lastAnswer(s) : ''
+      await ask(s.host, 'TurnEnded', { reason, agent: null, answer })
+    },
+
+    tool: {
+      [facts.FAIL_TOOL]: {
+        description: facts.FAIL_DESCRIPTION,
+        // Plain JSON Schema properties: opencode 1.18.33 takes them as they are when they are not zod schemas.
+        args: facts.FAIL_ARGS,
+        async execute(args: { reason?: unknown }, ctx: { sessionID: string }) {
+          const reply = (await ask(session(ctx.sessionID).host, 'FailCalled', { reason: args.reason ?? null, agent: null }))?.reply
+          if (reply?.kind === 'text') return reply.text
+          throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
+        },
+      },
+    } as never,
+  }
+}
+
+/** The text parts of an assistant message (or of what a command call resolved with), joined. */
+function textOf(message: unknown): string {
+  const parts = (message as { parts?: Part[] } | undefined)?.parts ?? []
+  return parts.map(p => (p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('')
+}
+
+/**
+ * The TUI's built-ins a step may name, run the way the server runs them: they are not server commands
+ * (measured on 1.18.33: `client.session.command` answers 500 for `compact`, and the command list holds none).
+ */
+const NATIVE: Record<string, (client: Client, s: Session) => Promise<{ data?: unknown; error?: unknown }>> = {
+  compact: async (client, s) => {
+    // A prompt sent with no model names none in `chat.message` (measured on 1.18.33): the session's last answer
+    // says which model it used.
+    const model = s.model ?? (await answeredBy(client, s.id))
+    if (model === undefined) return { error: { name: 'compact needs a model: the session has sent no message yet' } }
+    return client.session.summarize({ path: { id: s.id }, body: model })
+  },
+}
+
+/** The model the session's last answer came from, if any. */
+async function answeredBy(client: Client, id: string): Promise<{ providerID: string; modelID: string } | undefined> {
+  try {
+    const listed = await client.session.messages({ path: { id } })
+    const answers = (listed.data ?? []).map(m => m.info).filter(info => info.role === 'assistant')
+    const last = answers[answers.length - 1] as { providerID?: string; modelID?: string } | undefined
+    return last?.providerID !== undefined && last.modelID !== undefined ? { providerID: last.providerID, modelID: last.modelID } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Expands a command's template for these arguments as opencode does (measured on 1.18.33): `$ARGUMENTS` is
+ * all of them, `$1`… each word, and the highest placeholder also takes the words after it. */
+function expand(template: string, args: string): string {
+  const words = args.match(/"[^"]*"|'[^']*'|\S+/g)?.map(w => w.replace(/^(["'])(.*)\1$/, '$2')) ?? []
+  const used = [...template.matchAll(/\$(\d+)/g)].map(m => Number(m[1]))
+  const last = used.length === 0 ? 0 : Math.max(...used)
+  return template
+    .replace(/\$(\d+)/g, (_, n: string) => {
+      const i = Number(n) - 1
+      return Number(n) === last ? words.slice(i).join(' ') : (words[i] ?? '')
+    })
+    .replaceAll('$ARGUMENTS', args)
+}
+
+function errorText(error: unknown): string {
+  const data = (error as { data?: { message?: unknown }; name?: unknown } | undefined) ?? {}
+  return String(data.data?.message ?? data.name ?? JSON.stringify(error))
+}
+
+/** The on/off setting, in a file every opencode window shares. */
+const store = {
+  path(): string {
+    const state = process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state')
+    return join(state, 'slashkit', 'opencode-store.json')
+  },
+  read(): Record<string, unknown> {
+    try {
+      const value: unknown = JSON.parse(readFileSync(store.path(), 'utf8'))
+      return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}
+    } catch {
+      return {}
+    }
+  },
+  get(key: string): unknown {
+    return store.read()[key] ?? null
+  },
+  set(key: string, value: unknown): void {
+    try {
+      mkdirSync(dirname(store.path()), { recursive: true })
+      writeFileSync(store.path(), JSON.stringify({ ...store.read(), [key]: value }))
+    } catch {
+      // A setting that cannot be saved lasts for this session only.
+    }
+  },
+}

@@ -1,0 +1,254 @@
+"""slashkit's opencode plugin in the real opencode 1.18.33 (`opencode serve`, offline, a scripted model): each
+chain as the person sees it (the transcript lines the model never sees) and as the model is handed it."""
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from slashkit.adapters.opencode.install import config_dir, install
+from slashkit.core.chain import Step
+from slashkit.core.texts import fail_note
+from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
+from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(opencode_path() is None, reason="no opencode: scripts/setup.sh installs opencode-ai 1.18.33"),
+]
+
+GREET = "Greet $1 warmly."
+COMMANDS = {"greet": GREET, "review": "Review $ARGUMENTS carefully."}
+
+
+class Run:
+    """One opencode server with the plugin installed, its model, and one session."""
+
+    def __init__(self, server: OpencodeServer, model: OpenAIServer) -> None:
+        self.server = server
+        self.model = model
+        self.session = server.create_session()
+
+    def lines(self) -> list[str]:
+        return self.server.ignored_lines(self.session)
+
+    def asked(self) -> list[str]:
+        """What each main request handed the model last, in order."""
+        return [r.last_user_text() for r in self.model.main_requests]
+
+    def quiet(self) -> None:
+        self.server.wait_quiet(self.session, quiet=2.5)
+
+
+def _start(tmp_path: Path, script: Sequence[Turn], python: str = sys.executable) -> Iterator[Run]:
+    with OpenAIServer(script) as model:
+        project = write_project(tmp_path / "project", model.url, COMMANDS)
+        install(config_dir(project), python)
+        with OpencodeServer(project, tmp_path) as server:
+            yield Run(server, model)
+
+
+Start = Callable[..., Run]
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Start]:
+    """`start(script, python=...)` gives a Run; everything stops when the test ends."""
+    runs: list[Iterator[Run]] = []
+
+    def begin(script: Sequence[Turn], python: str = sys.executable) -> Run:
+        made = _start(tmp_path / f"run{len(runs)}", script, python)
+        runs.append(made)
+        return next(made)
+
+    yield begin
+    for made in runs:
+        for _ in made:
+            pass
+
+
+def test_a_two_step_chain_runs_the_second_command_once_the_first_turn_ended(start: Start) -> None:
+    run = start([text("Hello Bob"), text("Hello Carol")])
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.quiet()
+    note = fail_note(1, 2, [Step("greet", "Carol")])
+    assert run.asked() == [f"Greet Bob warmly.\n\n{note}", "Greet Carol warmly."]
+    assert run.lines() == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
+
+
+def test_a_three_step_chain_runs_every_step_in_order(start: Start) -> None:
+    run = start([text("Hello Bob"), text("Review done"), text("Hello Dan")])
+    run.server.command(run.session, "greet", "Bob && /review the diff && /greet Dan").wait()
+    run.quiet()
+    assert [a.split("\n\n")[0] for a in run.asked()] == [
+        "Greet Bob warmly.",
+        "Review the diff carefully.",
+        "Greet Dan warmly.",
+    ]
+    assert run.lines() == [
+        "1/3: /greet Bob",
+        "2/3: /review the diff",
+        "3/3: /greet Dan",
+        "all 3 command(s) ran",
+    ]
+
+
+def test_a_step_whose_turn_errors_stops_the_chain(start: Start) -> None:
+    run = start([http_error(400, "scripted refusal"), text("never asked")])
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.quiet()
+    assert len(run.asked()) == 1
+    assert run.lines() == ["1/2: /greet Bob", "stopped after /greet: its turn ended with APIError; not run: /greet"]
+
+
+def test_the_models_call_of_the_fail_tool_stops_the_chain(start: Start) -> None:
+    run = start([tool_call("mcp__slash-chain__fail", {"reason": "no Bob here"}), text("I could not."), text("never")])
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.quiet()
+    assert len(run.asked()) == 2  # the step's turn: the call, then the answer after the tool's result
+    assert run.model.main_requests[1].tool_results() == ["The chain stopped; the steps after this one do not run."]
+    assert run.lines() == [
+        "1/2: /greet Bob",
+        "stopped after /greet: the model reported it failed: no Bob here; not run: /greet",
+    ]
+
+
+def test_the_fail_tool_outside_a_chain_is_refused(start: Start) -> None:
+    run = start([tool_call("mcp__slash-chain__fail", {"reason": "why not"}), text("ok")])
+    run.server.command(run.session, "greet", "Bob").wait()
+    run.quiet()
+    result = run.model.main_requests[1].tool_results()
+    assert len(result) == 1
+    assert "no slash-chain step waits on this turn, so there is nothing to stop" in result[0]
+
+
+def test_a_prompt_the_person_sends_while_a_step_runs_cancels_the_rest(start: Start) -> None:
+    run = start([text("Hello Bob", delay=4.0), text("Sure.")])
+    typed = run.server.command(run.session, "greet", "Bob && /greet Carol")
+    run.server.wait_event("session.status", run.session)
+    run.server.prompt(run.session, "never mind, tell me a joke").wait()
+    typed.wait()
+    run.quiet()
+    assert run.asked()[-1] == "never mind, tell me a joke"
+    assert "Greet Carol warmly." not in run.asked()
+    assert run.lines() == ["1/2: /greet Bob", "cancelled; not run: /greet"]
+
+
+def test_slash_chain_gives_the_status_and_turns_chains_off_and_on(start: Start) -> None:
+    run = start([text("Hello Bob")])
+    for word in ("", "off"):
+        run.server.command(run.session, "slash-chain", word).wait()
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.quiet()
+    run.server.command(run.session, "slash-chain", "on").wait()
+    assert run.lines() == [
+        "on · no chain runs",
+        "off: the engine runs the first command alone, as it does without the mod",
+        "on: /a && /b runs /b once /a ended well",
+    ]
+    # Off: the command runs exactly as typed (the last placeholder takes the rest), and no model turn answered
+    # /slash-chain itself.
+    assert run.asked() == ["Greet Bob && /greet Carol warmly."]
+
+
+def test_slash_chain_stop_cancels_the_running_chain(start: Start) -> None:
+    run = start([text("Hello Bob", delay=4.0)])
+    typed = run.server.command(run.session, "greet", "Bob && /greet Carol")
+    run.server.wait_event("session.status", run.session)
+    run.server.command(run.session, "slash-chain", "stop").wait()
+    typed.wait()
+    run.quiet()
+    assert run.asked() == [f"Greet Bob warmly.\n\n{fail_note(1, 2, [Step('greet', 'Carol')])}"]
+    # The log line and the command's answer, as in Claude Code.
+    assert run.lines() == ["1/2: /greet Bob", "cancelled; not run: /greet", "cancelled; not run: /greet"]
+
+
+def test_a_single_command_is_untouched_and_starts_no_python(start: Start, tmp_path: Path) -> None:
+    run = start([text("Hello Bob")])
+    run.server.command(run.session, "greet", "Bob").wait()
+    run.quiet()
+    assert run.asked() == ["Greet Bob warmly."]
+    assert run.lines() == []
+    assert list(tmp_path.rglob("slashkit-*")) == []  # the helper's socket folder, under the isolated TMPDIR
+
+
+def test_without_its_helper_the_typed_command_runs_as_typed_with_one_line_saying_why(start: Start) -> None:
+    run = start([text("Hello")], python="/nonexistent/python3")
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.quiet()
+    assert run.asked() == ["Greet Bob && /greet Carol warmly."]
+    [line] = run.lines()
+    assert line.startswith("unavailable: the helper did not start: ")
+    assert line.endswith("; commands run as typed until it is back")
+
+
+def test_compact_as_a_step_compacts_the_session_then_the_chain_goes_on(start: Start) -> None:
+    run = start([text("Hello Bob"), text("Hello Carol")])
+    run.server.command(run.session, "greet", "Bob && /compact && /greet Carol").wait()
+    run.quiet()
+    assert [r.kind for r in run.model.requests if r.kind != "title"] == ["main", "summary", "main"]
+    assert run.server.of_type("session.compacted", run.session) != []
+    assert run.lines() == ["1/3: /greet Bob", "2/3: /compact", "3/3: /greet Carol", "all 3 command(s) ran"]
+
+
+def test_a_fallback_after_a_failed_step_runs_and_a_semicolon_goes_on_either_way(start: Start) -> None:
+    # Every landed host runs the operators (README, "Operators"): `||` runs its step only after a failure, `;`
+    # runs its step whatever the last status was.
+    run = start([http_error(400, "scripted refusal"), text("Hello Carol"), text("Hello Dan")])
+    run.server.command(run.session, "greet", "Bob || /greet Carol ; /greet Dan").wait()
+    run.quiet()
+    asked = [a.split("\n\n")[0] for a in run.asked()]
+    assert asked == ["Greet Bob warmly.", "Greet Carol warmly.", "Greet Dan warmly."]
+    assert run.lines() == [
+        "1/3: /greet Bob",
+        "/greet failed: its turn ended with APIError",
+        "2/3: /greet Carol",
+        "3/3: /greet Dan",
+        "ended: 2 succeeded, 1 failed, 0 skipped",
+    ]
+
+
+def test_a_fallback_after_a_step_that_ended_well_is_skipped(start: Start) -> None:
+    run = start([text("Hello Bob"), text("never asked")])
+    run.server.command(run.session, "greet", "Bob || /greet Carol").wait()
+    run.quiet()
+    assert [a.split("\n\n")[0] for a in run.asked()] == ["Greet Bob warmly."]
+    assert run.lines() == [
+        "1/2: /greet Bob",
+        "skipped 2/2: /greet Carol (the last command succeeded)",
+        "ended: 1 succeeded, 0 failed, 1 skipped",
+    ]
+
+
+def test_a_pipe_hands_the_models_answer_to_the_next_steps_prompt(start: Start) -> None:
+    # The typed command's answer comes with its turn's end; a later step's with the turn its run waited on.
+    run = start([text("Hello Bob, nice to meet you"), text("Bob is greeted"), text("All good")])
+    run.server.command(run.session, "greet", "Bob | /review the greeting | /review").wait()
+    run.quiet()
+    asked = run.asked()
+    assert len(asked) == 3
+    assert asked[1].startswith("Review the greeting\n\nHello Bob, nice to meet you carefully.")
+    assert asked[2].startswith("Review Bob is greeted carefully.")
+    assert run.lines() == ["1/3: /greet Bob", "2/3: /review the greeting", "3/3: /review", "all 3 command(s) ran"]
+
+
+def test_two_sessions_of_one_opencode_run_their_chains_side_by_side(start: Start) -> None:
+    # One opencode serves many sessions, and the bridge's events name none: each session has its own helper
+    # (its own link in the bridge's client). With one helper for both, the second chain would replace the first.
+    run = start([text("ok", delay=1.5) for _ in range(4)])
+    other = run.server.create_session()
+    first = run.server.command(run.session, "greet", "Bob && /greet Carol")
+    second = run.server.command(other, "greet", "Dan && /greet Eve")
+    first.wait()
+    second.wait()
+    run.quiet()
+    run.server.wait_quiet(other, quiet=2.5)
+    assert sorted(a.split("\n\n")[0] for a in run.asked()) == [
+        "Greet Bob warmly.",
+        "Greet Carol warmly.",
+        "Greet Dan warmly.",
+        "Greet Eve warmly.",
+    ]
+    assert run.lines() == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
+    assert run.server.ignored_lines(other) == ["1/2: /greet Dan", "2/2: /greet Eve", "all 2 command(s) ran"]

@@ -1,0 +1,114 @@
+"""Self-commands in the real opencode 1.18.33 inside lich: the model asks lich's control tool (opencode names it
+`lich_control_session`) to run a command in its own session, lich refuses (a session cannot control itself,
+tests/support/lich_mcp_stub.py), and slashkit's core decides what becomes of the refusal: a built-in is queued
+and runs once the turn ended; /model is refused; outside lich nothing changes."""
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from slashkit.adapters.opencode.install import config_dir, install
+from tests.support import lich_mcp_stub
+from tests.support.openai_server import OpenAIServer, Turn, text, tool_call
+from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(opencode_path() is None, reason="no opencode: scripts/setup.sh installs opencode-ai 1.18.33"),
+]
+
+SESSION_ID: Final = "lich-7"
+ROSTER: Final = {
+    "self": {"id": SESSION_ID, "label": "oc/fix", "name": "opencode-a1"},
+    "peer": {"id": "lich-8", "label": "other", "name": "claude-b2"},
+}
+#: lich's tool as opencode names an MCP server `lich`'s `control_session` (measured on 1.18.33).
+CONTROL: Final = "lich_control_session"
+
+
+class Run:
+    def __init__(self, server: OpencodeServer, model: OpenAIServer, calls: Path) -> None:
+        self.server = server
+        self.model = model
+        self.calls = calls
+        self.session = server.create_session()
+
+    def lich_saw(self) -> list[Mapping[str, object]]:
+        return [json.loads(line) for line in self.calls.read_text().splitlines()] if self.calls.exists() else []
+
+    def kinds(self) -> list[str]:
+        return [r.kind for r in self.model.requests if r.kind not in ("title", "other")]
+
+
+def _start(tmp_path: Path, script: list[Turn], in_lich: bool) -> Iterator[Run]:
+    with OpenAIServer(script) as model:
+        project = write_project(tmp_path / "project", model.url, {"greet": "Greet $1 warmly."})
+        roster, calls = tmp_path / "roster.json", tmp_path / "calls.jsonl"
+        roster.write_text(json.dumps(ROSTER))
+        config = json.loads((project / "opencode.json").read_text())
+        stub = str(Path(lich_mcp_stub.__file__).resolve())
+        config["mcp"] = {"lich": {"type": "local", "command": [sys.executable, stub, str(roster), str(calls)]}}
+        (project / "opencode.json").write_text(json.dumps(config, indent=2))
+        install(config_dir(project))
+        env = {"LICH_SESSION_ID": SESSION_ID} if in_lich else {}
+        with OpencodeServer(project, tmp_path, env_extra=env) as server:
+            yield Run(server, model, calls)
+
+
+Start = Callable[..., Run]
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Start]:
+    made: list[Iterator[Run]] = []
+
+    def begin(script: list[Turn], in_lich: bool = True) -> Run:
+        run = _start(tmp_path, script, in_lich)
+        made.append(run)
+        return next(run)
+
+    yield begin
+    for run in made:
+        for _ in run:
+            pass
+
+
+def ask_lich(value: str) -> Turn:
+    return tool_call(CONTROL, {"session": SESSION_ID, "action": "command", "value": value})
+
+
+def test_compact_the_model_asked_lich_for_runs_once_its_turn_ended(start: Start) -> None:
+    run = start([ask_lich("compact"), text("It will compact after this turn.")])
+    run.server.prompt(run.session, "please compact yourself").wait()
+    run.server.wait_event("session.compacted", run.session, timeout=60)
+    run.server.wait_quiet(run.session, quiet=2.5)
+    # lich refused (this is its own session); the model got lich's text; then the queued /compact ran.
+    [call] = run.lich_saw()
+    assert call["name"] == "control_session"
+    assert run.kinds() == ["main", "main", "summary"]
+    refusal = lich_mcp_stub.SELF_REFUSAL.format(label="oc/fix")
+    assert any(refusal in r for r in run.model.main_requests[1].tool_results())
+
+
+def test_model_the_model_asked_lich_for_is_refused_by_the_core(start: Start) -> None:
+    run = start([ask_lich("model"), text("I may not.")])
+    run.server.prompt(run.session, "switch your model").wait()
+    run.server.wait_quiet(run.session, quiet=4.0)
+    assert len(run.lich_saw()) == 1
+    assert run.kinds() == ["main", "main"]
+    assert run.server.of_type("session.compacted", run.session) == []
+    # Nothing was queued: a queued /model would have run and failed, which a toast says.
+    assert run.server.of_type("tui.toast.show") == []
+
+
+def test_outside_lich_a_refused_compact_stays_refused(start: Start) -> None:
+    run = start([ask_lich("compact"), text("lich said no.")], in_lich=False)
+    run.server.prompt(run.session, "please compact yourself").wait()
+    run.server.wait_quiet(run.session, quiet=4.0)
+    assert len(run.lich_saw()) == 1
+    assert run.kinds() == ["main", "main"]
+    assert run.server.of_type("session.compacted", run.session) == []

@@ -1,0 +1,69 @@
+"""slashkit's opencode plugin in the real opencode 1.18.33 TUI, driven in tmux: a chain typed at the prompt
+runs step after step, and the person sees every line."""
+
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from slashkit.adapters.opencode.install import config_dir, install
+from tests.support.openai_server import OpenAIServer, text
+from tests.support.opencode_cli import isolated_env, opencode_path, write_project
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(opencode_path() is None, reason="no opencode: scripts/setup.sh installs opencode-ai 1.18.33"),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="no tmux: scripts/setup.sh installs it"),
+]
+
+
+class Pane:
+    """The TUI in a private tmux server, which is killed when the test ends."""
+
+    def __init__(self, socket: Path) -> None:
+        self.socket = str(socket)
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=10).stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "tui")
+
+    def wait_for(self, words: str, timeout: float = 90.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            shown = self.screen()
+            if words in shown:
+                return shown
+            time.sleep(0.5)
+        raise TimeoutError(f"{words!r} not on the screen within {timeout:g} s:\n{self.screen()}")
+
+
+@pytest.fixture
+def pane(tmp_path: Path) -> Iterator[Pane]:
+    made = Pane(tmp_path / "tmux.sock")
+    yield made
+    made.tmux("kill-server")
+
+
+def test_a_chain_typed_in_the_tui_runs_both_steps_and_shows_every_line(tmp_path: Path, pane: Pane) -> None:
+    with OpenAIServer([text("Hello Bob"), text("Hello Carol")]) as model:
+        project = write_project(tmp_path / "project", model.url, {"greet": "Greet $1 warmly."})
+        install(config_dir(project))
+        env = " ".join(f"{key}={shlex.quote(value)}" for key, value in isolated_env(tmp_path).items())
+        command = f"env -i {env} {shlex.quote(str(opencode_path()))}"
+        pane.tmux("new-session", "-d", "-x", "140", "-y", "60", "-s", "tui", "-c", str(project), command)
+        pane.wait_for("Ask anything")
+        pane.tmux("send-keys", "-t", "tui", "-l", "/greet Bob && /greet Carol")
+        pane.wait_for("/greet Bob && /greet Carol")
+        pane.tmux("send-keys", "-t", "tui", "Enter")
+        shown = pane.wait_for("all 2 command(s) ran")
+        asked = [r.last_user_text().split("\n\n")[0] for r in model.main_requests]
+    assert asked == ["Greet Bob warmly.", "Greet Carol warmly."]
+    order = ["1/2: /greet Bob", "Hello Bob", "2/2: /greet Carol", "Hello Carol", "all 2 command(s) ran"]
+    places = [shown.index(words) for words in order]
+    assert places == sorted(places)

@@ -1,0 +1,344 @@
+"""A scripted OpenAI chat completions API on 127.0.0.1, for driving the real opencode offline.
+
+Standard library only. A test hands :class:`OpenAIServer` a script, a list of turns (:func:`text`,
+:func:`tool_call`, :func:`http_error`), and points opencode's `@ai-sdk/openai-compatible` provider at
+:attr:`OpenAIServer.url` (see tests/support/opencode_cli.py). Each main request (`POST
+/v1/chat/completions`) consumes the next turn and is answered with an SSE stream of `chat.completion.chunk`
+objects (content deltas, or `delta.tool_calls`, then a chunk with `finish_reason`, then `data: [DONE]`), or
+one JSON object when the request says `"stream": false`. Every request is recorded with its body parsed.
+
+Two side requests do not consume the script (measured on opencode 1.18.33): the small model's session title,
+whose system prompt says "You are a title generator", gets :attr:`title`; compaction's, whose system prompt
+says "You are a context summarization agent", gets :attr:`summary`. A
+request for a turn the script does not hold gets a 400 (opencode errors the turn at once; a 5xx would be
+retried for ~70 s, measured on 1.18.33). Anything else answers 404. The server binds 127.0.0.1 on a free
+port, serves from daemon threads, and stops when its context exits or after `idle_timeout` seconds without
+a request.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Final, Literal
+
+JsonObject = dict[str, Any]
+RequestKind = Literal["main", "title", "summary", "other"]
+
+#: What the small model's title request holds in its system prompt (measured on opencode 1.18.33).
+TITLE_MARK: Final = "title generator"
+#: What the compaction request's system prompt says (measured on opencode 1.18.33: `session.summarize`).
+SUMMARY_MARK: Final = "context summarization agent"
+UNSCRIPTED: Final = "slashkit openai server: the script has no turn left for this request"
+
+# --- the script -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextTurn:
+    """The model answers with this text and ends its turn (`finish_reason: stop`), after `delay` seconds."""
+
+    text: str
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """The model calls one tool (`finish_reason: tool_calls`)."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class ErrorTurn:
+    """The request fails with this HTTP status and an OpenAI error body."""
+
+    status: int = 400
+    message: str = "scripted error"
+
+
+Turn = TextTurn | ToolTurn | ErrorTurn
+
+
+def text(answer: str, *, delay: float = 0.0) -> TextTurn:
+    return TextTurn(answer, delay)
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, delay: float = 0.0) -> ToolTurn:
+    return ToolTurn(name, dict(arguments or {}), delay)
+
+
+def http_error(status: int = 400, message: str = "scripted error") -> ErrorTurn:
+    return ErrorTurn(status, message)
+
+
+# --- what was asked ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the server saw it; `body` is the parsed JSON body (None when absent or not JSON)."""
+
+    method: str
+    path: str
+    body: JsonObject | None
+    kind: RequestKind
+    at: float
+    turn: Turn | None = None
+
+    @property
+    def messages(self) -> list[JsonObject]:
+        messages = (self.body or {}).get("messages") or []
+        return [m for m in messages if isinstance(m, dict)]
+
+    @property
+    def tool_names(self) -> list[str]:
+        tools = (self.body or {}).get("tools") or []
+        return [str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)]
+
+    def tool(self, name: str) -> JsonObject | None:
+        tools = (self.body or {}).get("tools") or []
+        found = (t.get("function") for t in tools if isinstance(t, dict))
+        return next((f for f in found if isinstance(f, dict) and f.get("name") == name), None)
+
+    def user_texts(self) -> list[str]:
+        """The text of every user message, oldest first."""
+        return [_text_of(m.get("content")) for m in self.messages if m.get("role") == "user"]
+
+    def last_user_text(self) -> str:
+        texts = self.user_texts()
+        return texts[-1] if texts else ""
+
+    def tool_results(self) -> list[str]:
+        """The content of every tool message, oldest first."""
+        return [_text_of(m.get("content")) for m in self.messages if m.get("role") == "tool"]
+
+    def all_text(self) -> str:
+        return "\n".join(_text_of(m.get("content")) for m in self.messages)
+
+
+def _text_of(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text")) for p in content if isinstance(p, dict) and "text" in p)
+    return ""
+
+
+def classify(method: str, path: str, body: JsonObject | None) -> RequestKind:
+    """Which kind of request this is; only `main` consumes a scripted turn."""
+    if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+        return "other"
+    system = "\n".join(_text_of(m.get("content")) for m in (body or {}).get("messages") or [] if _is_system(m))
+    if TITLE_MARK in system:
+        return "title"
+    return "summary" if SUMMARY_MARK in system else "main"
+
+
+def _is_system(message: object) -> bool:
+    return isinstance(message, dict) and message.get("role") == "system"
+
+
+# --- answers ---------------------------------------------------------------------------------------
+
+
+def _chunk(model: str, delta: JsonObject, finish: str | None = None) -> JsonObject:
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _chunks(model: str, turn: TextTurn | ToolTurn) -> list[JsonObject]:
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if isinstance(turn, TextTurn):
+        pieces = [turn.text[i : i + 40] for i in range(0, len(turn.text), 40)] or [""]
+        body = [_chunk(model, {"role": "assistant", "content": p}) for p in pieces]
+        finish = "stop"
+    else:
+        call = {
+            "index": 0,
+            "id": f"call_{uuid.uuid4().hex[:12]}",
+            "type": "function",
+            "function": {"name": turn.name, "arguments": json.dumps(dict(turn.arguments))},
+        }
+        body = [_chunk(model, {"role": "assistant", "tool_calls": [call]})]
+        finish = "tool_calls"
+    return [*body, {**_chunk(model, {}, finish), "usage": usage}]
+
+
+def _whole(model: str, turn: TextTurn | ToolTurn) -> JsonObject:
+    """The non-streaming answer: the chunks folded into one message."""
+    message: JsonObject = {"role": "assistant", "content": turn.text if isinstance(turn, TextTurn) else None}
+    if isinstance(turn, ToolTurn):
+        message["tool_calls"] = _chunks(model, turn)[0]["choices"][0]["delta"]["tool_calls"]
+    finish = "stop" if isinstance(turn, TextTurn) else "tool_calls"
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
+        pass
+
+    def do_GET(self) -> None:
+        self._answer_json(404, {"error": {"message": f"no GET {self.path}"}})
+
+    def do_POST(self) -> None:
+        body = self._read_body()
+        owner = self.server.owner
+        kind = classify("POST", self.path, body)
+        if kind == "other":
+            owner.record(Recorded("POST", self.path, body, kind, time.monotonic()))
+            self._answer_json(404, {"error": {"message": f"no POST {self.path}"}})
+            return
+        side = {"title": owner.title, "summary": owner.summary}
+        turn: Turn = TextTurn(side[kind]) if kind in side else owner.take_turn()
+        owner.record(Recorded("POST", self.path, body, kind, time.monotonic(), turn))
+        if isinstance(turn, ErrorTurn):
+            error = {"message": turn.message, "type": "invalid_request_error", "code": None}
+            self._answer_json(turn.status, {"error": error})
+            return
+        time.sleep(turn.delay)
+        model = str((body or {}).get("model") or "scripted")
+        if (body or {}).get("stream") is False:
+            self._answer_json(200, _whole(model, turn))
+            return
+        self._stream(model, turn)
+
+    def _read_body(self) -> JsonObject | None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(min(length, 64 << 20)) if length > 0 else b""
+        try:
+            parsed = json.loads(raw) if raw else None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return None
+        return parsed if isinstance(parsed, dict) else None
+
+    def _answer_json(self, status: int, payload: JsonObject) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, model: str, turn: TextTurn | ToolTurn) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for chunk in _chunks(model, turn):
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: OpenAIServer) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.owner = owner
+
+
+class OpenAIServer:
+    """The scripted model: `with OpenAIServer([text("hi")]) as model: ... model.main_requests`."""
+
+    def __init__(
+        self,
+        script: Sequence[Turn] = (),
+        *,
+        title: str = "Scripted title",
+        summary: str = "The user and the assistant exchanged scripted messages.",
+        idle_timeout: float = 600.0,
+    ):
+        self._script = list(script)
+        self.title = title
+        self.summary = summary
+        self._idle_timeout = idle_timeout
+        self._recorded: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._last = time.monotonic()
+        self._server: _Server | None = None
+
+    def start(self) -> OpenAIServer:
+        self._server = _Server(self)
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+        threading.Thread(target=self._watch_idle, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def _watch_idle(self) -> None:
+        while self._server is not None:
+            if time.monotonic() - self._last > self._idle_timeout:
+                self.stop()
+                return
+            time.sleep(0.5)
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The base URL the provider's `baseURL` takes (ends in `/v1`)."""
+        assert self._server is not None, "the server is not running"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def add(self, *turns: Turn) -> None:
+        with self._lock:
+            self._script.extend(turns)
+
+    def take_turn(self) -> Turn:
+        with self._lock:
+            self._last = time.monotonic()
+            return self._script.pop(0) if self._script else ErrorTurn(400, UNSCRIPTED)
+
+    def record(self, request: Recorded) -> None:
+        with self._lock:
+            self._last = time.monotonic()
+            self._recorded.append(request)
+
+    @property
+    def turns_left(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    @property
+    def requests(self) -> list[Recorded]:
+        with self._lock:
+            return list(self._recorded)
+
+    @property
+    def main_requests(self) -> list[Recorded]:
+        return [r for r in self.requests if r.kind == "main"]
