@@ -39,7 +39,8 @@ from typing import Any, Final
 
 import pytest
 
-from slashkit.adapters.claude_code.plugins import HELPER_MODULE, START_TIMEOUT_MS, plugin_dir
+from slashkit.adapters.bridge.shim import HELPER_MODULE, START_TIMEOUT_MS
+from slashkit.adapters.claude_code.plugins import plugin_dir
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.texts import CATALOGS, Key

@@ -48,7 +48,8 @@ from typing import Final
 
 import pytest
 
-from slashkit.adapters.claude_code.plugins import HELPER_MODULE, plugin_dir
+from slashkit.adapters.bridge.shim import HELPER_MODULE
+from slashkit.adapters.claude_code.plugins import plugin_dir
 from slashkit.core.chain import Step
 from slashkit.core.texts import (
     CHAIN_COMMAND,

@@ -2,7 +2,6 @@
 `~/.config/opencode/plugins/`) with the interpreter it starts and the texts it registers, generated from the
 core so nothing is written twice; and takes it out again."""
 
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -10,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.claude_code.plugins import ANSWER_TIMEOUT_MS, HELPER_MODULE, START_TIMEOUT_MS
+from slashkit.adapters.bridge.shim import helper_facts, typescript_constants, write_file
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.chain_session import ENABLED_KEY
@@ -45,7 +44,7 @@ def install(target: Path, python: str = sys.executable) -> list[Path]:
         plugins / FOLDER / CLIENT: (resources.files("slashkit.adapters.bridge") / CLIENT).read_text(),
         plugins / FOLDER / HOST: host_module(python),
     }
-    return [path for path, content in wanted.items() if _write(path, content)]
+    return [path for path, content in wanted.items() if write_file(path, content.encode())]
 
 
 def uninstall(target: Path) -> list[Path]:
@@ -63,10 +62,7 @@ def uninstall(target: Path) -> list[Path]:
 def host_module(python: str) -> str:
     """The generated facts the plugin needs before Python runs: which interpreter, and what it registers."""
     values: dict[str, object] = {
-        "PYTHON": python,
-        "HELPER_ARGS": ["-m", HELPER_MODULE],
-        "START_TIMEOUT_MS": START_TIMEOUT_MS,
-        "ANSWER_TIMEOUT_MS": ANSWER_TIMEOUT_MS,
+        **helper_facts(python),
         "UNAVAILABLE": texts.CHAIN_UNAVAILABLE,
         "ENABLED_KEY": ENABLED_KEY,
         "CHAIN_COMMAND": texts.CHAIN_COMMAND,
@@ -76,16 +72,4 @@ def host_module(python: str) -> str:
         "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
         "FAIL_ARGS": texts.FAIL_SCHEMA["properties"],
     }
-    lines = [f"export const {key} = {json.dumps(value, ensure_ascii=False)}" for key, value in values.items()]
-    return "\n".join([GENERATED, *lines, f"export const SEPARATOR = {SEPARATOR_JS}", ""])
-
-
-def _write(path: Path, content: str) -> bool:
-    # Left alone when unchanged; otherwise replaced whole, so an opencode loading it never reads half a file.
-    if path.exists() and path.read_text() == content:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(content)
-    temporary.replace(path)
-    return True
+    return typescript_constants(GENERATED, values) + f"export const SEPARATOR = {SEPARATOR_JS}\n"
