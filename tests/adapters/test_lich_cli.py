@@ -15,7 +15,6 @@ from slashkit.adapters.lich_cli import (
     OUTPUT_CAP,
     LichEnvironment,
     LichWhoami,
-    OsEnvironment,
 )
 from slashkit.core.ports import Identity
 from tests.support.fake_lich import WHOAMI, FakeLich, Mode, write_fake_lich
@@ -211,16 +210,3 @@ class TestLichEnvironment:
 
     def test_a_missing_variable_is_none(self) -> None:
         assert LichEnvironment.from_environ({}) == LichEnvironment(None, None, None)
-
-
-class TestOsEnvironment:
-    def test_gets_a_variable_from_the_mapping_and_none_for_one_it_lacks(self) -> None:
-        env = OsEnvironment({"LICH_BIN": "/opt/lich"})
-        assert (env.get("LICH_BIN"), env.get("LICH_PORT")) == ("/opt/lich", None)
-
-    def test_reads_the_process_environment_by_default(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setenv("LICH_PROMPT_LANG", "es")
-        assert OsEnvironment().get("LICH_PROMPT_LANG") == "es"
-
-    def test_keeps_the_variables_out_of_its_repr(self) -> None:
-        assert repr(OsEnvironment({"LICH_TOKEN": "secret"})) == "OsEnvironment()"

@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping
 from typing import Final, Self
 
-from attrs import field, frozen
+from attrs import frozen
 from returns.result import Failure, Result, Success, safe
 
 from slashkit.core.ports import Identity
@@ -39,17 +39,6 @@ class LichEnvironment:
             bin=environ.get("LICH_BIN") or None,
             prompt_lang=environ.get("LICH_PROMPT_LANG") or None,
         )
-
-
-@frozen
-class OsEnvironment:
-    """The Environment port over a mapping of variables: the process's own unless another is given."""
-
-    # Kept out of the repr, because the environment holds LICH_TOKEN.
-    environ: Mapping[str, str] = field(default=os.environ, repr=False)
-
-    def get(self, name: str) -> str | None:
-        return self.environ.get(name)
 
 
 # Whoami

@@ -299,10 +299,10 @@ def converter() -> "Converter":
     `bool("false")`), and no key the helper does not know (the host and the helper would be out of step)."""
     global _converter
     if _converter is None:
+        from cattrs import Converter
         from cattrs.gen import make_dict_structure_fn
-        from cattrs.preconf.json import make_converter
 
-        made = make_converter()
+        made = Converter()
         for scalar in (str, int, bool):
             made.register_structure_hook(scalar, _exactly(scalar))
         # A value the model chose (a fail reason) comes as it is, of any type.
