@@ -112,6 +112,14 @@ export function wanted(event: string, of: Link = shared): boolean {
   return of.wants.has(event)
 }
 
+/**
+ * Starts the helper now if none runs, so that it starts while the shim still gathers the values of the event it
+ * is about to send (Claude Code's mod reads the stored setting first: a round trip through the engine).
+ */
+export function prepare(host: Host): void {
+  if (linkOf(host).helper === undefined) start(host)
+}
+
 /** Sends one event and carries out the effects the answer holds; never throws. */
 export async function ask(host: Host, event: string, e: unknown): Promise<Answer> {
   const l = linkOf(host)

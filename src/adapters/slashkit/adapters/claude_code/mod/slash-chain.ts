@@ -3,7 +3,7 @@
  * translates the engine's payloads into the core's events (docs/bridge.md) and answers with what the core says.
  */
 import type { Register } from 'claude-code'
-import { ask, enabled, host, messageOf, reportRun, wanted } from './bridge.js'
+import { ask, enabled, host, messageOf, prepare, reportRun, wanted } from './bridge.js'
 import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
 
 export const register: Register = on => {
@@ -33,6 +33,8 @@ export const register: Register = on => {
   // hook, whoever ran it, so a single command never starts Python. A literal, so `claude plugin validate` prints
   // the pattern.
   on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
+    // The helper's cold start is the whole of a first chain's wait: it starts before the setting is read.
+    prepare(host($))
     const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: await enabled($) })
     const reply = answer?.reply
     // The core answered the command itself: it is not to run (a /model or /effort the person did not type).
