@@ -252,3 +252,33 @@ def test_two_sessions_of_one_opencode_run_their_chains_side_by_side(start: Start
     ]
     assert run.lines() == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
     assert run.server.ignored_lines(other) == ["1/2: /greet Dan", "2/2: /greet Eve", "all 2 command(s) ran"]
+
+
+def test_a_typed_line_led_by_compact_compacts_then_runs_the_next_command(start: Start) -> None:
+    # The TUI sends `/compact && /greet Carol` as a plain prompt (its built-ins are no server commands): the prompt
+    # becomes the compaction the TUI's /compact asks for, and the model never gets the line's text.
+    run = start([text("Hello Bob"), text("Hello Carol")])
+    run.server.command(run.session, "greet", "Bob").wait()
+    run.quiet()
+    assert run.server.typed_line(run.session, "/compact && /greet Carol") == 204
+    run.server.wait_event("session.compacted", run.session)
+    run.quiet()
+    assert [r.kind for r in run.model.requests if r.kind != "title"] == ["main", "summary", "main"]
+    assert run.asked() == ["Greet Bob warmly.", "Greet Carol warmly."]
+    assert all("/compact" not in r.all_text() for r in run.model.requests)
+    assert run.server.of_type("session.error", run.session) == []
+    assert run.lines() == ["/compact && /greet Carol", "1/2: /compact", "2/2: /greet Carol", "all 2 command(s) ran"]
+
+
+def test_a_plain_prompt_that_is_no_chain_of_a_built_in_reaches_the_model_as_typed(start: Start, tmp_path: Path) -> None:
+    # Led by a command that is no built-in, with no command after its operator, or a lone /compact: each is a
+    # prompt like any other, and no helper starts for it.
+    typed = ["/greet Bob && /greet Carol", "/compact && echo done", "/compact", "Bob && /greet Carol"]
+    run = start([text("ok") for _ in typed])
+    for line in typed:
+        assert run.server.typed_line(run.session, line) == 204
+        run.quiet()
+    assert run.asked() == typed
+    assert [r.kind for r in run.model.requests].count("summary") == 0
+    assert run.lines() == []
+    assert list(tmp_path.rglob("slashkit-*")) == []

@@ -314,6 +314,14 @@ class OpencodeServer:
         """Sends a prompt, as a person's Enter does."""
         return self.call("POST", f"/session/{session}/message", {"parts": [{"type": "text", "text": text}]})
 
+    def typed_line(self, session: str, text: str) -> int:
+        """Sends a typed line the TUI does not take for a custom command (one led by a built-in such as
+        `/compact`) as the TUI sends it: a plain prompt, answered at once (measured on 1.18.33: the TUI calls
+        `POST /session/{id}/prompt_async`). Returns the HTTP status."""
+        body = {"parts": [{"type": "text", "text": text}]}
+        status, _ = self.request("POST", f"/session/{session}/prompt_async", body)
+        return status
+
     def messages(self, session: str) -> list[JsonObject]:
         """The session's messages, each `{info, parts}`, oldest first."""
         status, body = self.request("GET", f"/session/{session}/message")

@@ -8,12 +8,12 @@ import type { Plugin } from '@opencode-ai/plugin'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { ask, link, messageOf, nodeHost, reportRun, wanted, type Link } from './slashkit/bridge.js'
+import { ask, link, messageOf, nodeHost, reportRun, wanted, type Answer, type Effect, type Link } from './slashkit/bridge.js'
 import type { Host } from './slashkit/client.js'
 import * as facts from './slashkit/host.js'
 
 type Client = Parameters<Plugin>[0]['client']
-type Part = { type: string; text?: string; ignored?: boolean }
+type Part = { type: string; text?: string; ignored?: boolean; id?: string; messageID?: string; sessionID?: string; auto?: boolean }
 
 /** The optional-event name that asks for a step's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
 const STEP_OUTPUT = 'StepOutput'
@@ -43,6 +43,9 @@ type Session = {
    * a turn runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
   busy: boolean
   held: string[]
+  /** The chain's first command run in the person's own prompt's place (a typed line of built-ins), reported
+   * once that prompt's turn ended. */
+  inPlace: { token: number; then: Effect[] | null; answer: NonNullable<Answer> } | undefined
   /** The model the session's last message went to: compaction needs it named. */
   model: { providerID: string; modelID: string } | undefined
   /** The control tool calls whose refusal was reported already (a part is updated more than once). */
@@ -78,6 +81,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         lines: Promise.resolve(),
         busy: false,
         held: [],
+        inPlace: undefined,
         model: undefined,
         reported: new Set(),
       }
@@ -162,6 +166,32 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
 
   const enabled = (): boolean => store.get(facts.ENABLED_KEY) !== false
 
+  /**
+   * A typed line whose first command is a TUI built-in (`/compact && /greet X`) reaches the server as a plain
+   * prompt (measured on 1.18.33). The core says whether it is a chain; if it is, the prompt becomes the first
+   * command's run in place (the model never gets its text) and the chain goes on once that turn ended. Answers
+   * whether it did.
+   */
+  const chainInPlace = async (s: Session, led: { command: string; args: string }, parts: Part[]): Promise<boolean> => {
+    // The prompt's turn starts once this hook returns. A line stored before it would be the newest user message,
+    // which the turn would then answer instead of the prompt (measured on 1.18.33): the answer's lines wait.
+    s.busy = true
+    const answer = await ask(s.host, 'ChainTyped', { command: led.command, args: led.args, origin: 'composer', enabled: enabled() })
+    const reply = answer?.reply
+    // Not a chain (or no answer): the prompt goes on as typed, and its turn's end lets any line out.
+    if (answer === undefined || reply?.kind !== 'run') return false
+    IN_PLACE[led.command]?.(parts, partId)
+    s.inPlace = { token: reply.token, then: reply.then ?? null, answer }
+    return true
+  }
+
+  /** A part id of the form opencode gives parts (`prt_` + 12 hex of time + 14 characters). */
+  const partId = (): string => {
+    counter += 1
+    const time = (BigInt(Date.now()) * 4096n + BigInt(counter % 4096)) & 0xffffffffffffn
+    return `prt_${time.toString(16).padStart(12, '0')}slashkit${String(counter % 1000000).padStart(6, '0')}`
+  }
+
   return {
     config: async cfg => {
       cfg.command = cfg.command ?? {}
@@ -212,13 +242,16 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     },
 
     'chat.message': async (input, output) => {
-      const s = known(input.sessionID)
+      const parts = output.parts as Part[]
+      const led = ledByBuiltin(parts)
+      const s = led === undefined ? known(input.sessionID) : session(input.sessionID)
       if (s === undefined) return
       if (input.model !== undefined) s.model = input.model
       // The plugin's own lines and steps come here too (measured on 1.18.33), also inside its own hooks.
       if (s.own.delete(output.message.id)) return
       const typed = s.typed
       s.typed = undefined
+      if (typed === undefined && led !== undefined && (await chainInPlace(s, led, parts))) return
       if (!wanted('PromptSubmitted', s.link)) return
       const text = typed ?? (output.parts as Part[]).map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
       await ask(s.host, 'PromptSubmitted', { text, origin: 'composer' })
@@ -262,6 +295,13 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       // Measured on 1.18.33: session.error comes before the idle that ends the failed turn.
       const reason = s.error ?? 'answer'
       s.error = undefined
+      const ran = s.inPlace
+      if (ran !== undefined) {
+        // The turn of a prompt that ran the chain's first command in place: that command's run ended.
+        s.inPlace = undefined
+        await reportRun(s.host, ran.token, reason === 'answer' ? null : reason, '', reason === 'answer' ? ran.then : null, ran.answer.at, ran.answer.from)
+        return
+      }
       if (!wanted('TurnEnded', s.link)) return
       const answer = wanted(STEP_OUTPUT, s.link) ? await lastAnswer(s) : ''
       await ask(s.host, 'TurnEnded', { reason, agent: null, answer })
@@ -300,6 +340,29 @@ const NATIVE: Record<string, (client: Client, s: Session) => Promise<{ data?: un
     if (model === undefined) return { error: { name: 'compact needs a model: the session has sent no message yet' } }
     return client.session.summarize({ path: { id: s.id }, body: model })
   },
+}
+
+/**
+ * The built-ins a typed line may start with, run in the place of the prompt that carries the line: the prompt's
+ * parts become what the TUI's own command sends (measured on 1.18.33: `/compact` stores a user message holding
+ * a `compaction` part, and the turn that follows summarizes the session instead of answering). The typed text
+ * stays in the transcript for the person, `ignored`, so the model never gets it.
+ */
+const IN_PLACE: Record<string, (parts: Part[], partId: () => string) => void> = {
+  compact: (parts, partId) => {
+    const first = parts[0] ?? { type: 'text' }
+    for (const part of parts) part.ignored = true
+    parts.push({ id: partId(), messageID: first.messageID, sessionID: first.sessionID, type: 'compaction', auto: false })
+  },
+}
+
+/** `/name args` when a prompt is one typed line whose first command is a built-in the plugin runs in place and
+ * whose args hold the separator; whether it is a chain is the core's answer. */
+function ledByBuiltin(parts: Part[]): { command: string; args: string } | undefined {
+  if (parts.length === 0 || parts.some(p => p.type !== 'text' || p.ignored === true)) return undefined
+  const typed = /^\/(\S+)\s+([\s\S]*)$/.exec(parts.map(p => p.text ?? '').join(''))
+  if (typed?.[1] === undefined || typed[2] === undefined || IN_PLACE[typed[1]] === undefined) return undefined
+  return facts.SEPARATOR.test(typed[2]) ? { command: typed[1], args: typed[2] } : undefined
 }
 
 /** The model the session's last answer came from, if any. */
