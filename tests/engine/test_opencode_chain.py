@@ -156,12 +156,16 @@ def test_slash_chain_stop_cancels_the_running_chain(start: Start) -> None:
     run = start([text("Hello Bob", delay=4.0)])
     typed = run.server.command(run.session, "greet", "Bob && /greet Carol")
     run.server.wait_event("session.status", run.session)
-    run.server.command(run.session, "slash-chain", "stop").wait()
+    stop = run.server.command(run.session, "slash-chain", "stop").wait()
     typed.wait()
     run.quiet()
     assert run.asked() == [f"Greet Bob warmly.\n\n{fail_note(1, 2, [Step('greet', 'Carol')])}"]
-    # The log line and the command's answer, as in Claude Code.
-    assert run.lines() == ["1/2: /greet Bob", "cancelled; not run: /greet", "cancelled; not run: /greet"]
+    # Claude Code shows the core's log line and the command's answer, the same text, in two places; opencode has
+    # one place for both: the line is written once.
+    assert run.lines() == ["1/2: /greet Bob", "cancelled; not run: /greet"]
+    # Measured on 1.18.33: a command answered without a model turn can only throw, and its caller gets a 500
+    # (opencode issue #25916); the TUI sends commands without looking at the answer.
+    assert stop.status == 500
 
 
 def test_a_single_command_is_untouched_and_starts_no_python(start: Start, tmp_path: Path) -> None:

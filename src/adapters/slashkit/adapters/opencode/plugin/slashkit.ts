@@ -46,6 +46,8 @@ type Session = {
   /** The chain's first command run in the person's own prompt's place (a typed line of built-ins), reported
    * once that prompt's turn ended. */
   inPlace: { token: number; then: Effect[] | null; answer: NonNullable<Answer> } | undefined
+  /** The lines the answer being asked for wrote, while a command's hook asks: its own answer is one more line. */
+  logged: string[] | undefined
   /** The model the session's last message went to: compaction needs it named. */
   model: { providerID: string; modelID: string } | undefined
   /** The control tool calls whose refusal was reported already (a part is updated more than once). */
@@ -69,7 +71,10 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         // Its calls reach `s` only once they run, after it is made.
         host: nodeHost({
           link: own,
-          log: text => void line(s, text),
+          log: text => {
+            s.logged?.push(text)
+            void line(s, text)
+          },
           toast: text => void client.tui.showToast({ body: { message: text, variant: 'info' } }).catch(() => undefined),
           run: (command, args) => run(s, command, args),
           saveEnabled: async enabled => store.set(facts.ENABLED_KEY, enabled),
@@ -82,6 +87,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         busy: false,
         held: [],
         inPlace: undefined,
+        logged: undefined,
         model: undefined,
         reported: new Set(),
       }
@@ -185,6 +191,21 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     return true
   }
 
+  /**
+   * Asks the core about a command the person typed; a `text` reply answers it. In opencode the command's answer
+   * has no place of its own: it is one more transcript line, unless the answer's lines already said it (the
+   * core's `/slash-chain stop` logs `cancelled; …` and answers with it, as Claude Code shows both).
+   */
+  const askForCommand = async (s: Session, event: string, e: unknown): Promise<Answer> => {
+    s.logged = []
+    const answer = await ask(s.host, event, e)
+    const logged = s.logged
+    s.logged = undefined
+    const reply = answer?.reply
+    if (reply?.kind === 'text' && !logged.includes(reply.text)) await line(s, reply.text)
+    return answer
+  }
+
   /** A part id of the form opencode gives parts (`prt_` + 12 hex of time + 14 characters). */
   const partId = (): string => {
     counter += 1
@@ -208,25 +229,23 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       }
       s.typed = `/${input.command}${input.arguments === '' ? '' : ` ${input.arguments}`}`
       if (input.command === facts.CHAIN_COMMAND) {
-        const reply = (await ask(s.host, 'ChainCommandTyped', { args: input.arguments, enabled: enabled() }))?.reply
+        const answer = await askForCommand(s, 'ChainCommandTyped', { args: input.arguments, enabled: enabled() })
         // With no answer, `ask` already wrote the line that says why.
-        if (reply?.kind === 'text') await line(s, reply.text)
-        // The only way to answer a command without a model turn (measured on 1.18.33; the caller gets an
-        // error: opencode issue #25916).
+        const reply = answer?.reply
+        // The only way to answer a command without a model turn (measured on 1.18.33: the command's parts always
+        // become a prompt whose turn runs; the caller of the server's API gets HTTP 500, opencode issue #25916,
+        // and the TUI shows nothing of it).
         throw new Error(reply?.kind === 'text' ? reply.text : 'slash-chain: no answer')
       }
       if (!facts.SEPARATOR.test(input.arguments)) return
       // A command that reaches this hook was sent by the person (the TUI's prompt, or the server's API for them).
-      const answer = await ask(s.host, 'ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled() })
+      const answer = await askForCommand(s, 'ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled() })
       // The lines the answer wrote go out before the command's turn starts: one stored while it runs would
       // make opencode run one more turn (measured on 1.18.33).
       await s.lines
       const reply = answer?.reply
       // The core answered the command itself: it is not to run.
-      if (reply?.kind === 'text') {
-        await line(s, reply.text)
-        throw new Error(reply.text)
-      }
+      if (reply?.kind === 'text') throw new Error(reply.text)
       if (answer === undefined || reply?.kind !== 'run') return
       let error: string | null = null
       try {
