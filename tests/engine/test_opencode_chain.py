@@ -2,6 +2,7 @@
 chain as the person sees it (the transcript lines the model never sees) and as the model is handed it."""
 
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -99,7 +100,23 @@ def test_a_step_whose_turn_errors_stops_the_chain(start: Start) -> None:
     run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
     run.quiet()
     assert len(run.asked()) == 1
-    assert run.lines() == ["1/2: /greet Bob", "stopped after /greet: its turn ended with APIError; not run: /greet"]
+    assert run.lines() == ["1/2: /greet Bob", "stopped after /greet: its turn ended with error; not run: /greet"]
+
+
+def test_a_step_whose_turn_is_aborted_stops_the_chain_saying_so(start: Start) -> None:
+    # opencode names the end `MessageAbortedError`; the line says it in the core's words, as Claude Code's does.
+    run = start([text("Hello Bob", delay=4.0), text("never asked")])
+    typed = run.server.command(run.session, "greet", "Bob && /greet Carol")
+    deadline = time.monotonic() + 60
+    while not run.model.main_requests and time.monotonic() < deadline:
+        time.sleep(0.1)
+    # Aborted while the model answers (measured on 1.18.33: an abort before the model was asked ends the turn
+    # with no session.error at all).
+    assert run.server.request("POST", f"/session/{run.session}/abort")[0] == 200
+    typed.wait()
+    run.quiet()
+    assert len(run.asked()) == 1
+    assert run.lines() == ["1/2: /greet Bob", "stopped after /greet: its turn ended with aborted; not run: /greet"]
 
 
 def test_the_models_call_of_the_fail_tool_stops_the_chain(start: Start) -> None:
@@ -206,7 +223,7 @@ def test_a_fallback_after_a_failed_step_runs_and_a_semicolon_goes_on_either_way(
     assert asked == ["Greet Bob warmly.", "Greet Carol warmly.", "Greet Dan warmly."]
     assert run.lines() == [
         "1/3: /greet Bob",
-        "/greet failed: its turn ended with APIError",
+        "/greet failed: its turn ended with error",
         "2/3: /greet Carol",
         "3/3: /greet Dan",
         "ended: 2 succeeded, 1 failed, 0 skipped",

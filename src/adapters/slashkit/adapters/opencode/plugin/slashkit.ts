@@ -35,7 +35,7 @@ type Session = {
   running: { command: string; args: string } | undefined
   /** The typed command whose `chat.message` comes next: the person's text is `/name args`. */
   typed: string | undefined
-  /** The error the turn that runs ended with, from `session.error`, until its `session.idle`. */
+  /** How the turn that runs failed, in the core's words (TURN_ENDS), from `session.error`, until its `session.idle`. */
   error: string | undefined
   /** Lines are written in order. */
   lines: Promise<unknown>
@@ -305,7 +305,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       }
       if (event.type === 'session.error') {
         const s = event.properties.sessionID === undefined ? undefined : sessions.get(event.properties.sessionID)
-        if (s !== undefined) s.error = event.properties.error?.name ?? 'UnknownError'
+        if (s !== undefined) s.error = TURN_ENDS[event.properties.error?.name ?? ''] ?? 'error'
         return
       }
       if (event.type !== 'session.idle') return
@@ -340,6 +340,14 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     } as never,
   }
 }
+
+/**
+ * How a turn that failed ended, in the core's words (slashkit.core.chain_machine: `answer` is a good end; the
+ * others are the ones Claude Code gives, as slashkit.adapters.sdk.mapping names them), by the `error.name` of
+ * opencode's `session.error`: an abort is `MessageAbortedError`, a model's HTTP error `APIError` (measured on
+ * 1.18.33). Every name but an abort is an `error`.
+ */
+const TURN_ENDS: Record<string, string> = { MessageAbortedError: 'aborted' }
 
 /** The text parts of an assistant message (or of what a command call resolved with), joined. */
 function textOf(message: unknown): string {
