@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.opencode.install import config_dir, install
+from slashkit.adapters.opencode.install import FAIL_TOOL, config_dir, install
 from slashkit.core.chain import Step
 from slashkit.core.texts import fail_note
 from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
@@ -73,8 +73,11 @@ def test_a_two_step_chain_runs_the_second_command_once_the_first_turn_ended(star
     run = start([text("Hello Bob"), text("Hello Carol")])
     run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
     run.quiet()
-    note = fail_note(1, 2, [Step("greet", "Carol")])
+    note = fail_note(1, 2, [Step("greet", "Carol")], FAIL_TOOL)
     assert run.asked() == [f"Greet Bob warmly.\n\n{note}", "Greet Carol warmly."]
+    # The note names the fail tool as opencode gives it to the model.
+    assert FAIL_TOOL in run.model.main_requests[0].tool_names
+    assert f"call the {FAIL_TOOL} tool" in note
     assert run.lines() == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
 
 
@@ -120,7 +123,7 @@ def test_a_step_whose_turn_is_aborted_stops_the_chain_saying_so(start: Start) ->
 
 
 def test_the_models_call_of_the_fail_tool_stops_the_chain(start: Start) -> None:
-    run = start([tool_call("mcp__slash-chain__fail", {"reason": "no Bob here"}), text("I could not."), text("never")])
+    run = start([tool_call(FAIL_TOOL, {"reason": "no Bob here"}), text("I could not."), text("never")])
     run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
     run.quiet()
     assert len(run.asked()) == 2  # the step's turn: the call, then the answer after the tool's result
@@ -132,7 +135,7 @@ def test_the_models_call_of_the_fail_tool_stops_the_chain(start: Start) -> None:
 
 
 def test_the_fail_tool_outside_a_chain_is_refused(start: Start) -> None:
-    run = start([tool_call("mcp__slash-chain__fail", {"reason": "why not"}), text("ok")])
+    run = start([tool_call(FAIL_TOOL, {"reason": "why not"}), text("ok")])
     run.server.command(run.session, "greet", "Bob").wait()
     run.quiet()
     result = run.model.main_requests[1].tool_results()
@@ -176,7 +179,7 @@ def test_slash_chain_stop_cancels_the_running_chain(start: Start) -> None:
     stop = run.server.command(run.session, "slash-chain", "stop").wait()
     typed.wait()
     run.quiet()
-    assert run.asked() == [f"Greet Bob warmly.\n\n{fail_note(1, 2, [Step('greet', 'Carol')])}"]
+    assert run.asked() == [f"Greet Bob warmly.\n\n{fail_note(1, 2, [Step('greet', 'Carol')], FAIL_TOOL)}"]
     # Claude Code shows the core's log line and the command's answer, the same text, in two places; opencode has
     # one place for both: the line is written once.
     assert run.lines() == ["1/2: /greet Bob", "cancelled; not run: /greet"]
