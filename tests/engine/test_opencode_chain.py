@@ -10,7 +10,7 @@ import pytest
 
 from slashkit.adapters.opencode.install import FAIL_TOOL, config_dir, install
 from slashkit.core.chain import Step
-from slashkit.core.texts import fail_note
+from slashkit.core.texts import CHAIN_UNAVAILABLE, fail_note
 from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
 from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
 
@@ -205,6 +205,50 @@ def test_without_its_helper_the_typed_command_runs_as_typed_with_one_line_saying
     [line] = run.lines()
     assert line.startswith("unavailable: the helper did not start: ")
     assert line.endswith("; commands run as typed until it is back")
+
+
+def unavailable(why: str) -> str:
+    """The one line the plugin writes when its helper cannot answer."""
+    return CHAIN_UNAVAILABLE.replace("{why}", why)
+
+
+#: A stand-in for the helper's interpreter: it says READY on a socket of its own, takes the first connection, then
+#: is killed there or never answers (and leaves after 30 s, whoever waits).
+FAKE_HELPER = """#!{python}
+import os, signal, socket, sys, tempfile, time
+folder = tempfile.mkdtemp(prefix="fake-helper-")
+path = os.path.join(folder, "s")
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(path)
+listener.listen(8)
+print("READY " + path, flush=True)
+connection, _ = listener.accept()
+if {killed}:
+    os.kill(os.getpid(), signal.SIGKILL)
+time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("killed", [True, False], ids=["killed", "slow"])
+def test_a_helper_killed_or_silent_lets_the_typed_command_run_as_typed_with_one_line(
+    start: Start, tmp_path: Path, killed: bool
+) -> None:
+    fake = tmp_path / "fake-python"
+    fake.write_text(FAKE_HELPER.format(python=sys.executable, killed=killed))
+    fake.chmod(0o755)
+    run = start([text("Hello")], python=str(fake))
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.quiet()
+    assert run.asked() == ["Greet Bob && /greet Carol warmly."]
+    [line] = run.lines()
+    if killed:
+        # Whatever the transport said first (measured on opencode 1.18.33: Bun's "The socket connection was closed
+        # unexpectedly", or ECONNREFUSED when its client connects again), in one line with no developer's hint.
+        assert line.startswith("unavailable: ") and line.endswith(unavailable("").split(":", 1)[1].lstrip()), line
+        assert "verbose" not in line and line.count("unavailable") == 1, line
+    else:
+        # The bridge's bound on an answer (docs/bridge.md, "Errors").
+        assert line == unavailable("the helper did not answer ChainTyped within 3000 ms")
 
 
 def test_compact_as_a_step_compacts_the_session_then_the_chain_goes_on(start: Start) -> None:

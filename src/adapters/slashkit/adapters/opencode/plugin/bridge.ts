@@ -77,6 +77,9 @@ export function nodeHost(calls: SessionCalls): Host {
     saveEnabled: calls.saveEnabled,
     // opencode reads a plugin tool's description once; nothing to ask again.
     invalidate: () => undefined,
-    plain: why => why,
+    // Bun's HTTP client adds a hint for developers to a closed connection (measured on opencode 1.18.33: "The
+    // socket connection was closed unexpectedly. For more information, pass `verbose: true` in the second argument
+    // to fetch()"); the person's line keeps the reason.
+    plain: why => why.replace(/\. For more information, pass `verbose: true`[^]*$/, ''),
   }
 }
