@@ -43,7 +43,7 @@ type Session = {
    * a turn runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
   busy: boolean
   held: string[]
-  /** The chain's first command run in the person's own prompt's place (a typed line of built-ins), reported
+  /** The chain's first command run in the place of the person's prompt (a typed line led by a built-in), reported
    * once that prompt's turn ended. */
   inPlace: { token: number; then: Effect[] | null; answer: NonNullable<Answer> } | undefined
   /** The lines the answer being asked for wrote, while a command's hook asks: its own answer is one more line. */
