@@ -7,6 +7,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from slashkit.adapters.bridge.bridge import FAIL_TOOL_VARIABLE
 from slashkit.adapters.opencode.install import config_dir, host_module, install, uninstall
 from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.texts import FAIL_TOOL_ID
@@ -62,7 +63,10 @@ def test_the_plugin_imports_nothing_from_npm_at_run_time(tmp_path: Path) -> None
 def test_the_matcher_and_the_fail_tool_come_from_the_core() -> None:
     host = host_module(sys.executable)
     assert f"export const SEPARATOR = {SEPARATOR_JS}" in host
-    assert f'export const FAIL_TOOL = "{FAIL_TOOL_ID}"' in host
+    # opencode's name for the tool, which the helper hears through its environment for the fail note.
+    assert 'export const FAIL_TOOL = "slash-chain_fail"' in host
+    assert f'export const FAIL_TOOL_VARIABLE = "{FAIL_TOOL_VARIABLE}"' in host
+    assert FAIL_TOOL_ID not in host
 
 
 def test_global_install_goes_to_the_users_opencode_config(tmp_path: Path) -> None:

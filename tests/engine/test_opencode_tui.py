@@ -67,3 +67,26 @@ def test_a_chain_typed_in_the_tui_runs_both_steps_and_shows_every_line(tmp_path:
     order = ["1/2: /greet Bob", "Hello Bob", "2/2: /greet Carol", "Hello Carol", "all 2 command(s) ran"]
     places = [shown.index(words) for words in order]
     assert places == sorted(places)
+
+
+def test_a_line_led_by_compact_typed_in_the_tui_compacts_then_runs_the_next_command(tmp_path: Path, pane: Pane) -> None:
+    # The TUI sends this line as a plain prompt, not as a command (/compact is its own built-in).
+    with OpenAIServer([text("Hello there"), text("Hello Carol")]) as model:
+        project = write_project(tmp_path / "project", model.url, {"greet": "Greet $1 warmly."})
+        install(config_dir(project))
+        env = " ".join(f"{key}={shlex.quote(value)}" for key, value in isolated_env(tmp_path).items())
+        command = f"env -i {env} {shlex.quote(str(opencode_path()))}"
+        pane.tmux("new-session", "-d", "-x", "140", "-y", "60", "-s", "tui", "-c", str(project), command)
+        pane.wait_for("Ask anything")
+        for line, shown in (("hi", "Hello there"), ("/compact && /greet Carol", "all 2 command(s) ran")):
+            pane.tmux("send-keys", "-t", "tui", "-l", line)
+            pane.wait_for(line)
+            pane.tmux("send-keys", "-t", "tui", "Enter")
+            screen = pane.wait_for(shown)
+        kinds = [r.kind for r in model.requests if r.kind != "title"]
+        asked = [r.last_user_text().split("\n\n")[0] for r in model.main_requests]
+    assert kinds == ["main", "summary", "main"]
+    assert asked == ["hi", "Greet Carol warmly."]
+    order = ["1/2: /compact", "2/2: /greet Carol", "Hello Carol", "all 2 command(s) ran"]
+    places = [screen.index(words) for words in order]
+    assert places == sorted(places)

@@ -311,7 +311,8 @@ class OpencodeServer:
         return self.call("POST", f"/session/{session}/command", {"command": name, "arguments": arguments})
 
     def prompt(self, session: str, text: str) -> Call:
-        """Sends a prompt, as a person's Enter does."""
+        """Sends a prompt, as a person's Enter does (measured on 1.18.33: the TUI posts every line it does not
+        take for a custom command here, one led by its own built-in such as `/compact` included)."""
         return self.call("POST", f"/session/{session}/message", {"parts": [{"type": "text", "text": text}]})
 
     def messages(self, session: str) -> list[JsonObject]:

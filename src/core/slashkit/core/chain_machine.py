@@ -96,10 +96,12 @@ class Running:
 
 @frozen
 class ChainState:
-    """What the machine remembers: the running chain, if any, and how many chains have started."""
+    """What the machine remembers: the running chain, if any, and how many chains have started; and the name the
+    host gives the model for the fail tool, which the fail note names (Claude Code's unless the host says)."""
 
     running: Running | None = None
     started: int = 0
+    fail_tool: str = texts.FAIL_TOOL_ID
 
 
 # Events: what the host reports
@@ -416,7 +418,7 @@ def _start(
     mixed = any(s.op != "&&" for s in rest) or not all(may_run(s.command, origin) for s in (head, *rest))
     started = state.started + 1
     first = Running(chain=started, index=1, total=len(rest) + 1, step=head, left=rest, origin=origin, mixed=mixed)
-    state = ChainState(running=first, started=started)
+    state = attrs.evolve(state, running=first, started=started)
     if may_run(head.command, origin):
         line = Log(texts.step_text(1, first.total, head))
         return Transition(state, (*effects, line), RunTyped(started, 1, head.args))
@@ -526,9 +528,9 @@ def _prompt_handed(state: ChainState, r: Running, text: str) -> Transition:
     if not r.left:
         return seen
     if r.mixed:
-        note = texts.mixed_fail_note(r.index, r.total, r.left, _after_failure(r))
+        note = texts.mixed_fail_note(r.index, r.total, r.left, _after_failure(r), state.fail_tool)
     else:
-        note = texts.fail_note(r.index, r.total, r.left)
+        note = texts.fail_note(r.index, r.total, r.left, state.fail_tool)
     return attrs.evolve(seen, reply=PromptText(f"{js_trim_end(text)}\n\n{note}"))
 
 

@@ -86,12 +86,13 @@ def cancelled_text(left: Iterable[Step]) -> str:
     return f"cancelled{_not_run(left)}"
 
 
-def fail_note(index: int, total: int, left: Iterable[Step]) -> str:
-    """The line the model reads after a chained step's prompt: how to stop the steps after it."""
+def fail_note(index: int, total: int, left: Iterable[Step], tool: str = FAIL_TOOL_ID) -> str:
+    """The line the model reads after a chained step's prompt: how to stop the steps after it, naming the fail
+    tool as the host names it to the model (`tool`)."""
     after = ", ".join(f"/{s.command}" for s in left) or "none"
     return (
         f"[slash-chain] This is step {index}/{total} of a chain; after it: {after}. If you could not do what "
-        f"this step asks, call the {FAIL_TOOL_ID} tool with the reason before you end your turn, and the steps "
+        f"this step asks, call the {tool} tool with the reason before you end your turn, and the steps "
         "after it do not run."
     )
 
@@ -172,11 +173,12 @@ def after_failure(runs_next: Step | None, skipped: Iterable[Step]) -> str:
     return f"{head}, and {_names(passed)} {'does' if len(passed) == 1 else 'do'} not"
 
 
-def mixed_fail_note(index: int, total: int, left: Iterable[Step], failure: str) -> str:
-    """The line the model reads after a step's prompt in a chain with operators besides `&&`."""
+def mixed_fail_note(index: int, total: int, left: Iterable[Step], failure: str, tool: str = FAIL_TOOL_ID) -> str:
+    """The line the model reads after a step's prompt in a chain with operators besides `&&` (`tool` as in
+    `fail_note`)."""
     return (
         f"[slash-chain] This is step {index}/{total} of a chain; after it: {_names(left)}. If you could not do what "
-        f"this step asks, call the {FAIL_TOOL_ID} tool with the reason before you end your turn: {failure}."
+        f"this step asks, call the {tool} tool with the reason before you end your turn: {failure}."
     )
 
 

@@ -8,12 +8,12 @@ import type { Plugin } from '@opencode-ai/plugin'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { ask, link, messageOf, nodeHost, reportRun, wanted, type Link } from './slashkit/bridge.js'
+import { ask, link, messageOf, nodeHost, reportRun, wanted, type Answer, type Effect, type Link } from './slashkit/bridge.js'
 import type { Host } from './slashkit/client.js'
 import * as facts from './slashkit/host.js'
 
 type Client = Parameters<Plugin>[0]['client']
-type Part = { type: string; text?: string; ignored?: boolean }
+type Part = { type: string; text?: string; ignored?: boolean; id?: string; messageID?: string; sessionID?: string; auto?: boolean }
 
 /** The optional-event name that asks for a step's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
 const STEP_OUTPUT = 'StepOutput'
@@ -35,7 +35,7 @@ type Session = {
   running: { command: string; args: string } | undefined
   /** The typed command whose `chat.message` comes next: the person's text is `/name args`. */
   typed: string | undefined
-  /** The error the turn that runs ended with, from `session.error`, until its `session.idle`. */
+  /** How the turn that runs failed, in the core's words (TURN_ENDS), from `session.error`, until its `session.idle`. */
   error: string | undefined
   /** Lines are written in order. */
   lines: Promise<unknown>
@@ -43,6 +43,11 @@ type Session = {
    * a turn runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
   busy: boolean
   held: string[]
+  /** The chain's first command run in the place of the person's prompt (a typed line led by a built-in), reported
+   * once that prompt's turn ended. */
+  inPlace: { token: number; then: Effect[] | null; answer: NonNullable<Answer> } | undefined
+  /** The lines the answer being asked for wrote, while a command's hook asks: its own answer is one more line. */
+  logged: string[] | undefined
   /** The model the session's last message went to: compaction needs it named. */
   model: { providerID: string; modelID: string } | undefined
   /** The control tool calls whose refusal was reported already (a part is updated more than once). */
@@ -66,7 +71,10 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         // Its calls reach `s` only once they run, after it is made.
         host: nodeHost({
           link: own,
-          log: text => void line(s, text),
+          log: text => {
+            s.logged?.push(text)
+            void line(s, text)
+          },
           toast: text => void client.tui.showToast({ body: { message: text, variant: 'info' } }).catch(() => undefined),
           run: (command, args) => run(s, command, args),
           saveEnabled: async enabled => store.set(facts.ENABLED_KEY, enabled),
@@ -78,6 +86,8 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         lines: Promise.resolve(),
         busy: false,
         held: [],
+        inPlace: undefined,
+        logged: undefined,
         model: undefined,
         reported: new Set(),
       }
@@ -162,6 +172,47 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
 
   const enabled = (): boolean => store.get(facts.ENABLED_KEY) !== false
 
+  /**
+   * A typed line whose first command is a TUI built-in (`/compact && /greet X`) reaches the server as a plain
+   * prompt (measured on 1.18.33). The core says whether it is a chain; if it is, the prompt becomes the first
+   * command's run in place (the model never gets its text) and the chain goes on once that turn ended. Answers
+   * whether it did.
+   */
+  const chainInPlace = async (s: Session, led: { command: string; args: string }, parts: Part[]): Promise<boolean> => {
+    // The prompt's turn starts once this hook returns. A line stored before it would be the newest user message,
+    // which the turn would then answer instead of the prompt (measured on 1.18.33): the answer's lines wait.
+    s.busy = true
+    const answer = await ask(s.host, 'ChainTyped', { command: led.command, args: led.args, origin: 'composer', enabled: enabled() })
+    const reply = answer?.reply
+    // Not a chain (or no answer): the prompt goes on as typed, and its turn's end lets any line out.
+    if (answer === undefined || reply?.kind !== 'run') return false
+    IN_PLACE[led.command]?.(parts, partId)
+    s.inPlace = { token: reply.token, then: reply.then ?? null, answer }
+    return true
+  }
+
+  /**
+   * Asks the core about a command the person typed; a `text` reply answers it. In opencode the command's answer
+   * has no place of its own: it is one more transcript line, unless the answer's lines already said it (the
+   * core's `/slash-chain stop` logs `cancelled; …` and answers with it, as Claude Code shows both).
+   */
+  const askForCommand = async (s: Session, event: string, e: unknown): Promise<Answer> => {
+    s.logged = []
+    const answer = await ask(s.host, event, e)
+    const logged = s.logged
+    s.logged = undefined
+    const reply = answer?.reply
+    if (reply?.kind === 'text' && !logged.includes(reply.text)) await line(s, reply.text)
+    return answer
+  }
+
+  /** A part id of the form opencode gives parts (`prt_` + 12 hex of time + 14 characters). */
+  const partId = (): string => {
+    counter += 1
+    const time = (BigInt(Date.now()) * 4096n + BigInt(counter % 4096)) & 0xffffffffffffn
+    return `prt_${time.toString(16).padStart(12, '0')}slashkit${String(counter % 1000000).padStart(6, '0')}`
+  }
+
   return {
     config: async cfg => {
       cfg.command = cfg.command ?? {}
@@ -178,25 +229,23 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       }
       s.typed = `/${input.command}${input.arguments === '' ? '' : ` ${input.arguments}`}`
       if (input.command === facts.CHAIN_COMMAND) {
-        const reply = (await ask(s.host, 'ChainCommandTyped', { args: input.arguments, enabled: enabled() }))?.reply
+        const answer = await askForCommand(s, 'ChainCommandTyped', { args: input.arguments, enabled: enabled() })
         // With no answer, `ask` already wrote the line that says why.
-        if (reply?.kind === 'text') await line(s, reply.text)
-        // The only way to answer a command without a model turn (measured on 1.18.33; the caller gets an
-        // error: opencode issue #25916).
+        const reply = answer?.reply
+        // The only way to answer a command without a model turn (measured on 1.18.33: the command's parts always
+        // become a prompt whose turn runs; the caller of the server's API gets HTTP 500, opencode issue #25916,
+        // and the TUI shows nothing of it).
         throw new Error(reply?.kind === 'text' ? reply.text : 'slash-chain: no answer')
       }
       if (!facts.SEPARATOR.test(input.arguments)) return
       // A command that reaches this hook was sent by the person (the TUI's prompt, or the server's API for them).
-      const answer = await ask(s.host, 'ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled() })
+      const answer = await askForCommand(s, 'ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled() })
       // The lines the answer wrote go out before the command's turn starts: one stored while it runs would
       // make opencode run one more turn (measured on 1.18.33).
       await s.lines
       const reply = answer?.reply
       // The core answered the command itself: it is not to run.
-      if (reply?.kind === 'text') {
-        await line(s, reply.text)
-        throw new Error(reply.text)
-      }
+      if (reply?.kind === 'text') throw new Error(reply.text)
       if (answer === undefined || reply?.kind !== 'run') return
       let error: string | null = null
       try {
@@ -212,13 +261,16 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     },
 
     'chat.message': async (input, output) => {
-      const s = known(input.sessionID)
+      const parts = output.parts as Part[]
+      const led = ledByBuiltin(parts)
+      const s = led === undefined ? known(input.sessionID) : session(input.sessionID)
       if (s === undefined) return
       if (input.model !== undefined) s.model = input.model
       // The plugin's own lines and steps come here too (measured on 1.18.33), also inside its own hooks.
       if (s.own.delete(output.message.id)) return
       const typed = s.typed
       s.typed = undefined
+      if (typed === undefined && led !== undefined && (await chainInPlace(s, led, parts))) return
       if (!wanted('PromptSubmitted', s.link)) return
       const text = typed ?? (output.parts as Part[]).map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
       await ask(s.host, 'PromptSubmitted', { text, origin: 'composer' })
@@ -253,7 +305,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       }
       if (event.type === 'session.error') {
         const s = event.properties.sessionID === undefined ? undefined : sessions.get(event.properties.sessionID)
-        if (s !== undefined) s.error = event.properties.error?.name ?? 'UnknownError'
+        if (s !== undefined) s.error = TURN_ENDS[event.properties.error?.name ?? ''] ?? 'error'
         return
       }
       if (event.type !== 'session.idle') return
@@ -262,6 +314,13 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       // Measured on 1.18.33: session.error comes before the idle that ends the failed turn.
       const reason = s.error ?? 'answer'
       s.error = undefined
+      const ran = s.inPlace
+      if (ran !== undefined) {
+        // The turn of a prompt that ran the chain's first command in place: that command's run ended.
+        s.inPlace = undefined
+        await reportRun(s.host, ran.token, reason === 'answer' ? null : reason, '', reason === 'answer' ? ran.then : null, ran.answer.at, ran.answer.from)
+        return
+      }
       if (!wanted('TurnEnded', s.link)) return
       const answer = wanted(STEP_OUTPUT, s.link) ? await lastAnswer(s) : ''
       await ask(s.host, 'TurnEnded', { reason, agent: null, answer })
@@ -282,6 +341,14 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
   }
 }
 
+/**
+ * How a turn that failed ended, in the core's words (slashkit.core.chain_machine: `answer` is a good end; the
+ * others are the ones Claude Code gives, as slashkit.adapters.sdk.mapping names them), by the `error.name` of
+ * opencode's `session.error`: an abort is `MessageAbortedError`, a model's HTTP error `APIError` (measured on
+ * 1.18.33). Every name but an abort is an `error`.
+ */
+const TURN_ENDS: Record<string, string> = { MessageAbortedError: 'aborted' }
+
 /** The text parts of an assistant message (or of what a command call resolved with), joined. */
 function textOf(message: unknown): string {
   const parts = (message as { parts?: Part[] } | undefined)?.parts ?? []
@@ -300,6 +367,29 @@ const NATIVE: Record<string, (client: Client, s: Session) => Promise<{ data?: un
     if (model === undefined) return { error: { name: 'compact needs a model: the session has sent no message yet' } }
     return client.session.summarize({ path: { id: s.id }, body: model })
   },
+}
+
+/**
+ * The built-ins a typed line may start with, run in the place of the prompt that carries the line: the prompt's
+ * parts become what the TUI's own command sends (measured on 1.18.33: `/compact` stores a user message holding
+ * a `compaction` part, and the turn that follows summarizes the session instead of answering). The typed text
+ * stays in the transcript for the person, `ignored`, so the model never gets it.
+ */
+const IN_PLACE: Record<string, (parts: Part[], partId: () => string) => void> = {
+  compact: (parts, partId) => {
+    const first = parts[0] ?? { type: 'text' }
+    for (const part of parts) part.ignored = true
+    parts.push({ id: partId(), messageID: first.messageID, sessionID: first.sessionID, type: 'compaction', auto: false })
+  },
+}
+
+/** `/name args` when a prompt is one typed line whose first command is a built-in the plugin runs in place and
+ * whose args hold the separator; whether it is a chain is the core's answer. */
+function ledByBuiltin(parts: Part[]): { command: string; args: string } | undefined {
+  if (parts.length === 0 || parts.some(p => p.type !== 'text' || p.ignored === true)) return undefined
+  const typed = /^\/(\S+)\s+([\s\S]*)$/.exec(parts.map(p => p.text ?? '').join(''))
+  if (typed?.[1] === undefined || typed[2] === undefined || IN_PLACE[typed[1]] === undefined) return undefined
+  return facts.SEPARATOR.test(typed[2]) ? { command: typed[1], args: typed[2] } : undefined
 }
 
 /** The model the session's last answer came from, if any. */
