@@ -7,7 +7,7 @@ import pytest
 from returns.result import Success
 
 from slashkit.adapters.bridge import protocol as p
-from slashkit.adapters.bridge.bridge import FAIL_TOOL_VARIABLE, Bridge
+from slashkit.adapters.bridge.bridge import Bridge
 from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
 from slashkit.core import chain_machine as m
 from slashkit.core.chain import Step
@@ -172,25 +172,14 @@ class TestChains:
         assert stopped["reply"] == {"kind": "text", "text": "The chain stopped; the steps after this one do not run."}
         assert logs(stopped) == ["stopped after /review: the model reported it failed: no diff; not run: /b"]
 
-    @pytest.mark.parametrize(
-        ("named", "note_names"),
-        [
-            ("slash-chain_fail", "slash-chain_fail"),
-            (None, FAIL_TOOL_ID),
-            ("", FAIL_TOOL_ID),
-            ("a tool; with words", FAIL_TOOL_ID),
-            ("x" * 65, FAIL_TOOL_ID),
-        ],
-    )
-    def test_the_fail_note_names_the_tool_as_the_host_named_it(self, named: str | None, note_names: str) -> None:
-        # A host that gives the model the fail tool under its own name starts the helper saying so; a name no model
-        # API takes is not put in front of the model.
-        env = {} if named is None else {FAIL_TOOL_VARIABLE: named}
-        bridge = Bridge(DictEnvironment(env), ScriptedWhoami())
+    @pytest.mark.parametrize("named", ["slash-chain_fail", None])
+    def test_the_fail_note_names_the_tool_as_the_host_named_it(self, named: str | None) -> None:
+        # A host that gives the model the fail tool under its own name starts the helper saying so.
+        bridge = Bridge(DictEnvironment({}), ScriptedWhoami(), *([] if named is None else [named]))
+        note_names = named or FAIL_TOOL_ID
         send(bridge, "ChainTyped", command="review", args="x && /b", origin="composer", enabled=True)
         note = send(bridge, "PromptHanded", text="review x")["reply"]["text"].split("\n\n", 1)[1]
         assert note == fail_note(1, 2, [Step("b", "")], note_names)
-        assert f"call the {note_names} tool" in note
         send(bridge, "ChainTyped", command="review", args="x || /b", origin="composer", enabled=True)
         mixed = send(bridge, "PromptHanded", text="review x")["reply"]["text"]
         assert f"call the {note_names} tool" in mixed

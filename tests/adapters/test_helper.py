@@ -16,9 +16,9 @@ import pytest
 
 
 class Helper:
-    def __init__(self) -> None:
+    def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "slashkit.adapters.bridge.helper"],
+            [sys.executable, "-m", "slashkit.adapters.bridge.helper", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -127,3 +127,46 @@ def test_the_exit_request_ends_it(helper: Helper) -> None:
     helper.request(b"", path="/v1/exit")
     assert helper.process.wait(timeout=5) == 0
     assert not os.path.exists(helper.path)
+
+
+def fail_note_of(helper: Helper) -> str:
+    helper.event("ChainTyped", command="review", args="x && /b", origin="composer", enabled=True)
+    _, answer = helper.event("PromptHanded", text="review x")
+    reply = answer["reply"]
+    assert isinstance(reply, dict)
+    return str(reply["text"])
+
+
+def test_the_fail_note_names_the_tool_the_host_names_in_the_arguments() -> None:
+    named = Helper("--fail-tool", "slash-chain_fail")
+    plain = Helper()
+    try:
+        assert "call the slash-chain_fail tool" in fail_note_of(named)
+        assert "call the mcp__slash-chain__fail tool" in fail_note_of(plain)
+    finally:
+        for started in (named, plain):
+            started.process.kill()
+            started.process.wait()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--fail-tool"],
+        ["--fail-tool", ""],
+        ["--fail-tool", "a tool; with words"],
+        ["--fail-tool", "x" * 65],
+        ["--fail-tool", "caf\u00e9"],
+        ["--fail-tool", "ok", "more"],
+        ["--fail-tool", "two\nlines"],
+        ["--other", "ok"],
+    ],
+)
+def test_arguments_it_does_not_take_end_it_with_one_line_before_ready(args: list[str]) -> None:
+    # A name no model API takes is never put in front of the model, nor is Claude Code's put in its place.
+    ended = subprocess.run(
+        [sys.executable, "-m", "slashkit.adapters.bridge.helper", *args], capture_output=True, text=True, timeout=10
+    )
+    assert (ended.returncode, ended.stdout) == (1, "")
+    assert ended.stderr.startswith("slashkit helper: expected no arguments or --fail-tool NAME"), ended.stderr
+    assert ended.stderr.count("\n") == 1

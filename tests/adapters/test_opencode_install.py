@@ -7,7 +7,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from slashkit.adapters.bridge.bridge import FAIL_TOOL_VARIABLE
+from slashkit.adapters.bridge.shim import HELPER_MODULE
 from slashkit.adapters.opencode.install import config_dir, host_module, install, uninstall
 from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.texts import FAIL_TOOL_ID
@@ -41,7 +41,10 @@ def test_the_plugin_starts_the_helper_with_this_interpreter_by_its_absolute_path
     install(tmp_path, "/opt/py/bin/python3")
     host = (tmp_path / "plugins" / "slashkit" / "host.ts").read_text()
     assert 'export const PYTHON = "/opt/py/bin/python3"' in host
-    assert 'export const HELPER_ARGS = ["-m", "slashkit.adapters.bridge.helper"]' in host
+    assert (
+        'export const HELPER_ARGS = ["-m", "slashkit.adapters.bridge.helper", "--fail-tool", "slash-chain_fail"]'
+        in host
+    )
 
 
 def test_the_plugin_speaks_through_the_bridges_own_client(tmp_path: Path) -> None:
@@ -63,9 +66,9 @@ def test_the_plugin_imports_nothing_from_npm_at_run_time(tmp_path: Path) -> None
 def test_the_matcher_and_the_fail_tool_come_from_the_core() -> None:
     host = host_module(sys.executable)
     assert f"export const SEPARATOR = {SEPARATOR_JS}" in host
-    # opencode's name for the tool, which the helper hears through its environment for the fail note.
+    # opencode's name for the tool, which the helper hears with its arguments for the fail note.
     assert 'export const FAIL_TOOL = "slash-chain_fail"' in host
-    assert f'export const FAIL_TOOL_VARIABLE = "{FAIL_TOOL_VARIABLE}"' in host
+    assert f'export const HELPER_ARGS = ["-m", "{HELPER_MODULE}", "--fail-tool", "slash-chain_fail"]' in host
     assert FAIL_TOOL_ID not in host
 
 

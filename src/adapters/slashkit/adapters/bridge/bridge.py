@@ -6,10 +6,8 @@ of events, the versions forecasts hold for, and the self-command gate, which rea
 lich who this session is. One `Bridge` per helper process.
 """
 
-import re
 import sys
 import threading
-from typing import Final
 
 import attrs
 
@@ -25,27 +23,15 @@ from slashkit.core.self_command_session import ACTIVE_WANTS
 #: How long an event waits for the one the host sent before it.
 ORDER_WAIT_S = 2.0
 
-#: The variable a host's shim starts the helper with when it gives the model the fail tool under another name
-#: than Claude Code's (opencode names a plugin's tool by its key): the fail note names the tool as it is called.
-FAIL_TOOL_VARIABLE: Final = "SLASHKIT_FAIL_TOOL"
-#: A name a model's tool may have (the function names of the OpenAI and Anthropic APIs); any other is ignored.
-_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def fail_tool(env: Environment) -> str:
-    """The fail tool's name as the host gives it to the model: its shim's, when it names a tool, else Claude
-    Code's."""
-    named = env.get(FAIL_TOOL_VARIABLE) or ""
-    return named if _TOOL_NAME.fullmatch(named) else texts.FAIL_TOOL_ID
-
 
 class Bridge:
     """The core of one host session behind the wire format."""
 
-    def __init__(self, env: Environment, whoami: Whoami) -> None:
+    def __init__(self, env: Environment, whoami: Whoami, fail_tool: str = texts.FAIL_TOOL_ID) -> None:
+        """`fail_tool` is the fail tool's name as the host gives it to the model, which the fail note names."""
         self._env = env
         self._whoami = whoami
-        self.state = BridgeState(chains=m.ChainState(fail_tool=fail_tool(env)))
+        self.state = BridgeState(chains=m.ChainState(fail_tool=fail_tool))
         self._turn = threading.Condition()
         self._version = 0
         #: The version the forecast of a timer or run holds for, by token.

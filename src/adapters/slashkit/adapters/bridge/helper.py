@@ -16,6 +16,7 @@ import gc
 import os
 import signal
 import socket
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
 
 #: The socket's file name in the private directory.
 SOCKET_NAME = "s"
+#: The one option: the name the host gives the model for the fail tool, when it is not Claude Code's
+#: (`mcp__slash-chain__fail`); the core's fail note names the tool so. A shim's installer writes it into the
+#: helper's arguments (slashkit.adapters.bridge.shim.helper_facts).
+FAIL_TOOL_OPTION = "--fail-tool"
+#: The longest tool name the model APIs take (function names of 1 to 64 letters, digits, `_` and `-`).
+MAX_TOOL_NAME = 64
 
 
 def private_directory() -> str:
@@ -41,8 +48,9 @@ def private_directory() -> str:
             continue
 
 
-def main() -> None:
+def main(args: list[str] | None = None) -> None:
     """Listens, says READY, then serves the bridge until the host ends the helper."""
+    fail_tool = fail_tool_named(sys.argv[1:] if args is None else args)
     directory = private_directory()
     path = os.path.join(directory, SOCKET_NAME)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -68,7 +76,23 @@ def main() -> None:
     gc.freeze()
     gc.enable()
     lich = _ProcessLich()
-    serve(directory, listener, Bridge(lich, lich))
+    serve(directory, listener, Bridge(lich, lich) if fail_tool is None else Bridge(lich, lich, fail_tool))
+
+
+def fail_tool_named(args: list[str]) -> str | None:
+    """Reads the helper's arguments, `[--fail-tool NAME]`: the name, or None for Claude Code's. Anything else ends
+    the helper with one line saying why, before it says READY, and the host's shim shows it as unavailable."""
+    match args:
+        case []:
+            return None
+        case [option, name] if option == FAIL_TOOL_OPTION and _is_tool_name(name):
+            return name
+    expected = f"no arguments or {FAIL_TOOL_OPTION} NAME (1 to {MAX_TOOL_NAME} letters, digits, _ or -)"
+    sys.exit(f"slashkit helper: expected {expected}, got {' '.join(args)[:200]!r}")
+
+
+def _is_tool_name(name: str) -> bool:
+    return 0 < len(name) <= MAX_TOOL_NAME and name.isascii() and name.replace("_", "a").replace("-", "a").isalnum()
 
 
 class _ProcessLich:

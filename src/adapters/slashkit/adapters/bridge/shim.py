@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION
+
 #: The module a shim runs with the interpreter slashkit is installed in: `python -m HELPER_MODULE`.
 HELPER_MODULE: Final = "slashkit.adapters.bridge.helper"
 #: A helper that has not said READY by then is taken as unavailable (a cold start measured ~0.1-0.3 s).
@@ -15,11 +17,14 @@ START_TIMEOUT_MS: Final = 5000
 ANSWER_TIMEOUT_MS: Final = 3000
 
 
-def helper_facts(python: str) -> dict[str, object]:
-    """The facts the bridge's client needs before Python runs: which interpreter, which module, how long to wait."""
+def helper_facts(python: str, fail_tool: str | None = None) -> dict[str, object]:
+    """The facts the bridge's client needs before Python runs: which interpreter, which module with which
+    arguments (the fail tool's name, for a host that gives the model the tool under another name than Claude
+    Code's), how long to wait."""
+    options = [] if fail_tool is None else [FAIL_TOOL_OPTION, fail_tool]
     return {
         "PYTHON": python,
-        "HELPER_ARGS": ["-m", HELPER_MODULE],
+        "HELPER_ARGS": ["-m", HELPER_MODULE, *options],
         "START_TIMEOUT_MS": START_TIMEOUT_MS,
         "ANSWER_TIMEOUT_MS": ANSWER_TIMEOUT_MS,
     }

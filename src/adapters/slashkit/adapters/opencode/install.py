@@ -9,7 +9,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge.bridge import FAIL_TOOL_VARIABLE
 from slashkit.adapters.bridge.shim import helper_facts, typescript_constants, write_file
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
@@ -66,14 +65,13 @@ def uninstall(target: Path) -> list[Path]:
 def host_module(python: str) -> str:
     """The generated facts the plugin needs before Python runs: which interpreter, and what it registers."""
     values: dict[str, object] = {
-        **helper_facts(python),
+        # The helper hears the tool's name with its arguments, so the core's fail note names it as it is.
+        **helper_facts(python, FAIL_TOOL),
         "UNAVAILABLE": texts.CHAIN_UNAVAILABLE,
         "ENABLED_KEY": ENABLED_KEY,
         "CHAIN_COMMAND": texts.CHAIN_COMMAND,
         "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
-        # The helper hears the tool's name through its environment, so the core's fail note names it as it is.
         "FAIL_TOOL": FAIL_TOOL,
-        "FAIL_TOOL_VARIABLE": FAIL_TOOL_VARIABLE,
         "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
         "FAIL_ARGS": texts.FAIL_SCHEMA["properties"],
     }

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process'
 import { request } from 'node:http'
 import type { Host, Link } from './client.js'
-import { ANSWER_TIMEOUT_MS, FAIL_TOOL, FAIL_TOOL_VARIABLE, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
+import { ANSWER_TIMEOUT_MS, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
 
 export type { Answer, Effect, Link, Reply } from './client.js'
 export { ask, link, messageOf, reportRun, wanted } from './client.js'
@@ -33,9 +33,7 @@ export function nodeHost(calls: SessionCalls): Host {
           reject(new Error('no interpreter'))
           return
         }
-        // The core's fail note names the fail tool as opencode gives it to the model (slashkit.adapters.bridge.bridge).
-        const env = { ...process.env, [FAIL_TOOL_VARIABLE]: FAIL_TOOL }
-        const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] })
         child.on('error', reject)
         child.stdout.setEncoding('utf8')
         child.stderr.setEncoding('utf8')
