@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -184,12 +185,22 @@ def seed_plugin(into: Path, seed_path: Path) -> Path:
     return into
 
 
+#: The engine's debug line for the typed command's hook, with how long it held the command.
+_HOOK = re.compile(r"slash-chain@inline command\.run settled in ([0-9.]+)ms")
+#: The chain's last line in the engine's debug log.
+_LAST_LINE = "$.ui.log: all 2 command(s) ran"
+
+
 def whole_runs(rounds: int, base: Path, seed_path: Path) -> dict[str, dict[str, list[float]]]:
     """Times `claude -p "/cost && /context"` with slashkit's plugin and with the seed's, interleaved; each
-    run is filed as complete (both steps ran: the chain's last line came) or cut short by `-p`'s exit."""
+    run is filed as complete (both steps ran: the chain's last line came) or cut short by `-p`'s exit. Of a
+    complete run it also keeps, from the engine's debug log, how long the typed command's hook held the command
+    (`hook`: for slashkit, the helper's start and first answer inside the engine) and the time from the chain's
+    last line to the process's exit (`exit`: the engine ends its children as it shuts down)."""
     ours = plugin_dir("slash-chain", base / "ours")
     seed = seed_plugin(base / "seed", seed_path)
-    times: dict[str, dict[str, list[float]]] = {name: {"complete": [], "cut": []} for name in ("slashkit", "seed")}
+    kinds = ("complete", "cut", "hook", "exit")
+    times: dict[str, dict[str, list[float]]] = {name: {k: [] for k in kinds} for name in ("slashkit", "seed")}
     project = base / "project"
     project.mkdir()
     with ModelServer() as model:
@@ -198,16 +209,26 @@ def whole_runs(rounds: int, base: Path, seed_path: Path) -> dict[str, dict[str, 
             for name, folder in order:
                 iso = Isolation.create(base, prefix=f"{name}-{r}-")
                 env = isolated_env(iso, model.url)
+                debug = base / f"debug-{name}-{r}.log"
                 argv = [str(claude_path()), "-p", "/cost && /context", f"--plugin-dir={folder}"]
-                argv += ["--output-format=stream-json", "--verbose"]
+                argv += ["--output-format=stream-json", "--verbose", f"--debug-file={debug}"]
                 t = time.perf_counter()
                 out = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
                 elapsed = time.perf_counter() - t
+                ended = time.time()
                 iso.cleanup()
                 if r == 0:
                     continue  # warm-up: the first run of each fills the disk cache
                 complete = _ui_logs(out.stdout) == ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"]
                 times[name]["complete" if complete else "cut"].append(elapsed)
+                if complete:
+                    log = debug.read_text()
+                    hook = _HOOK.search(log)
+                    last = next(line for line in log.splitlines() if _LAST_LINE in line)
+                    if hook is not None:
+                        times[name]["hook"].append(float(hook[1]) / 1000)
+                    logged = datetime.fromisoformat(last[:23]).replace(tzinfo=UTC).timestamp()
+                    times[name]["exit"].append(ended - logged)
     return times
 
 
@@ -299,7 +320,9 @@ def main() -> None:
             say(
                 f'- `claude -p "/cost && /context"` with {name}: {len(kinds["complete"])} complete runs, median '
                 f"{statistics.median(kinds['complete']):.3f} s (min {min(kinds['complete']):.3f}); "
-                f"{len(kinds['cut'])} cut short by -p's exit"
+                f"{len(kinds['cut'])} cut short by -p's exit; of the complete runs, the typed command's hook held "
+                f"it {statistics.median(kinds['hook']) * 1000:.0f} ms and the exit came "
+                f"{statistics.median(kinds['exit']) * 1000:.0f} ms after the chain's last line (medians)"
             )
         ratio = statistics.median(runs["slashkit"]["complete"]) / statistics.median(runs["seed"]["complete"])
         say(f"- ratio of the complete runs' medians, slashkit / seed: {ratio:.3f}")
