@@ -42,6 +42,20 @@ class Pane:
             time.sleep(0.5)
         raise TimeoutError(f"{words!r} not on the screen within {timeout:g} s:\n{self.screen()}")
 
+    def open_opencode(self, project: Path, home: Path) -> None:
+        """Starts opencode's TUI in `project` with the plugin installed, offline, and waits for its prompt."""
+        install(config_dir(project))
+        env = " ".join(f"{key}={shlex.quote(value)}" for key, value in isolated_env(home).items())
+        command = f"env -i {env} {shlex.quote(str(opencode_path()))}"
+        self.tmux("new-session", "-d", "-x", "140", "-y", "60", "-s", "tui", "-c", str(project), command)
+        self.wait_for("Ask anything")
+
+    def type_line(self, line: str) -> None:
+        """Types a line at the prompt and sends it once the TUI shows it."""
+        self.tmux("send-keys", "-t", "tui", "-l", line)
+        self.wait_for(line)
+        self.tmux("send-keys", "-t", "tui", "Enter")
+
 
 @pytest.fixture
 def pane(tmp_path: Path) -> Iterator[Pane]:
@@ -52,15 +66,8 @@ def pane(tmp_path: Path) -> Iterator[Pane]:
 
 def test_a_chain_typed_in_the_tui_runs_both_steps_and_shows_every_line(tmp_path: Path, pane: Pane) -> None:
     with OpenAIServer([text("Hello Bob"), text("Hello Carol")]) as model:
-        project = write_project(tmp_path / "project", model.url, {"greet": "Greet $1 warmly."})
-        install(config_dir(project))
-        env = " ".join(f"{key}={shlex.quote(value)}" for key, value in isolated_env(tmp_path).items())
-        command = f"env -i {env} {shlex.quote(str(opencode_path()))}"
-        pane.tmux("new-session", "-d", "-x", "140", "-y", "60", "-s", "tui", "-c", str(project), command)
-        pane.wait_for("Ask anything")
-        pane.tmux("send-keys", "-t", "tui", "-l", "/greet Bob && /greet Carol")
-        pane.wait_for("/greet Bob && /greet Carol")
-        pane.tmux("send-keys", "-t", "tui", "Enter")
+        pane.open_opencode(write_project(tmp_path / "project", model.url, {"greet": "Greet $1 warmly."}), tmp_path)
+        pane.type_line("/greet Bob && /greet Carol")
         shown = pane.wait_for("all 2 command(s) ran")
         asked = [r.last_user_text().split("\n\n")[0] for r in model.main_requests]
     assert asked == ["Greet Bob warmly.", "Greet Carol warmly."]
@@ -72,16 +79,9 @@ def test_a_chain_typed_in_the_tui_runs_both_steps_and_shows_every_line(tmp_path:
 def test_a_line_led_by_compact_typed_in_the_tui_compacts_then_runs_the_next_command(tmp_path: Path, pane: Pane) -> None:
     # The TUI sends this line as a plain prompt, not as a command (/compact is its own built-in).
     with OpenAIServer([text("Hello there"), text("Hello Carol")]) as model:
-        project = write_project(tmp_path / "project", model.url, {"greet": "Greet $1 warmly."})
-        install(config_dir(project))
-        env = " ".join(f"{key}={shlex.quote(value)}" for key, value in isolated_env(tmp_path).items())
-        command = f"env -i {env} {shlex.quote(str(opencode_path()))}"
-        pane.tmux("new-session", "-d", "-x", "140", "-y", "60", "-s", "tui", "-c", str(project), command)
-        pane.wait_for("Ask anything")
+        pane.open_opencode(write_project(tmp_path / "project", model.url, {"greet": "Greet $1 warmly."}), tmp_path)
         for line, shown in (("hi", "Hello there"), ("/compact && /greet Carol", "all 2 command(s) ran")):
-            pane.tmux("send-keys", "-t", "tui", "-l", line)
-            pane.wait_for(line)
-            pane.tmux("send-keys", "-t", "tui", "Enter")
+            pane.type_line(line)
             screen = pane.wait_for(shown)
         kinds = [r.kind for r in model.requests if r.kind != "title"]
         asked = [r.last_user_text().split("\n\n")[0] for r in model.main_requests]
