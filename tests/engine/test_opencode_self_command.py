@@ -1,7 +1,8 @@
 """Self-commands in the real opencode 1.18.33 inside lich: the model asks lich's control tool (opencode names it
 `lich_control_session`) to run a command in its own session, lich refuses (a session cannot control itself,
 tests/support/lich_mcp_stub.py), and slashkit's core decides what becomes of the refusal: a built-in is queued
-and runs once the turn ended; /model is refused; outside lich nothing changes."""
+and runs once the turn ended; /model is refused; the model reads the core's reply in lich's refusal's place (the
+transcript keeps lich's text); outside lich nothing changes."""
 
 import json
 import sys
@@ -12,6 +13,8 @@ from typing import Final
 import pytest
 
 from slashkit.adapters.opencode.install import config_dir, install
+from slashkit.core import texts
+from slashkit.core.texts import Key
 from tests.support import lich_mcp_stub
 from tests.support.openai_server import OpenAIServer, Turn, text, tool_call
 from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
@@ -42,6 +45,19 @@ class Run:
 
     def kinds(self) -> list[str]:
         return [r.kind for r in self.model.requests if r.kind not in ("title", "other")]
+
+    def stored_results(self) -> list[str]:
+        """What the session's store (the person's transcript) holds as the control call's result or error."""
+        states = [p.get("state") or {} for m in self.server.messages(self.session) for p in m.get("parts", [])]
+        return [str(s.get("output") or s.get("error")) for s in states if s.get("input", {}).get("action")]
+
+
+#: lich's refusal of a call aimed at the caller's own session.
+REFUSAL: Final = lich_mcp_stub.SELF_REFUSAL.format(label="oc/fix")
+
+
+def core_text(key: Key, **slots: str) -> str:
+    return texts.text(texts.language(None), key, **slots)
 
 
 def _start(tmp_path: Path, script: list[Turn], in_lich: bool) -> Iterator[Run]:
@@ -86,12 +102,13 @@ def test_compact_the_model_asked_lich_for_runs_once_its_turn_ended(start: Start)
     run.server.prompt(run.session, "please compact yourself").wait()
     run.server.wait_event("session.compacted", run.session, timeout=60)
     run.server.wait_quiet(run.session, quiet=2.5)
-    # lich refused (this is its own session); the model got lich's text; then the queued /compact ran.
+    # lich refused (this is its own session); the next request held the core's reply for that call in lich's
+    # text's place; then the queued /compact ran. The transcript keeps lich's text.
     [call] = run.lich_saw()
     assert call["name"] == "control_session"
     assert run.kinds() == ["main", "main", "summary"]
-    refusal = lich_mcp_stub.SELF_REFUSAL.format(label="oc/fix")
-    assert any(refusal in r for r in run.model.main_requests[1].tool_results())
+    assert run.model.main_requests[1].tool_results() == [core_text(Key.CONTROL_QUEUED, queued="/compact")]
+    assert run.stored_results() == [REFUSAL]
 
 
 def test_model_the_model_asked_lich_for_is_refused_by_the_core(start: Start) -> None:
@@ -100,15 +117,20 @@ def test_model_the_model_asked_lich_for_is_refused_by_the_core(start: Start) -> 
     run.server.wait_quiet(run.session, quiet=4.0)
     assert len(run.lich_saw()) == 1
     assert run.kinds() == ["main", "main"]
+    # The model read the core's refusal, not lich's.
+    assert run.model.main_requests[1].tool_results() == [core_text(Key.DENY_DEFAULT_SAVED, name="model")]
+    assert run.stored_results() == [REFUSAL]
     assert run.server.of_type("session.compacted", run.session) == []
     # Nothing was queued: a queued /model would have run and failed, which a toast says.
     assert run.server.of_type("tui.toast.show") == []
 
 
-def test_outside_lich_a_refused_compact_stays_refused(start: Start) -> None:
+def test_outside_lich_a_refused_compact_stays_refused(start: Start, tmp_path: Path) -> None:
     run = start([ask_lich("compact"), text("lich said no.")], in_lich=False)
     run.server.prompt(run.session, "please compact yourself").wait()
     run.server.wait_quiet(run.session, quiet=4.0)
     assert len(run.lich_saw()) == 1
     assert run.kinds() == ["main", "main"]
+    assert run.model.main_requests[1].tool_results() == [REFUSAL]
+    assert list(tmp_path.rglob("slashkit-*")) == []  # no helper started: its socket folder, under the isolated TMPDIR
     assert run.server.of_type("session.compacted", run.session) == []

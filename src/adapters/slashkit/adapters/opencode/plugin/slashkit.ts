@@ -50,11 +50,18 @@ type Session = {
   logged: string[] | undefined
   /** The model the session's last message went to: compaction needs it named. */
   model: { providerID: string; modelID: string } | undefined
-  /** The control tool calls whose refusal was reported already (a part is updated more than once). */
-  reported: Set<string>
+  /** The core's reply to each refused control tool call, by its call id: asked once (a part is updated more than
+   * once), and placed in every later request's copy of the call's result. */
+  answered: Map<string, Promise<Answer>>
 }
 
-type ToolPart = { id?: string; type?: string; tool?: string; state?: { status?: string; input?: Record<string, unknown> } }
+type ToolPart = {
+  id?: string
+  callID?: string
+  type?: string
+  tool?: string
+  state?: { status?: string; input?: Record<string, unknown>; error?: string; time?: { start?: number; end?: number } }
+}
 
 export const SlashkitPlugin: Plugin = async ({ client }) => {
   const sessions = new Map<string, Session>()
@@ -89,7 +96,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         inPlace: undefined,
         logged: undefined,
         model: undefined,
-        reported: new Set(),
+        answered: new Map(),
       }
       sessions.set(id, s)
       // opencode runs no session headless that a queued command could follow (`opencode run` exits at its
@@ -206,6 +213,28 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     return answer
   }
 
+  /**
+   * The core's answer to lich's refusal of a control tool call, asked once per call: the refusal shows only as the
+   * tool part's error (measured on 1.18.33), which both the event stream and the next request's messages carry.
+   * Undefined when the core does not hear of such calls (outside lich, or self-commands off).
+   */
+  const controlAnswered = (s: Session, part: ToolPart): Promise<Answer> | undefined => {
+    const key = part.callID ?? part.id ?? ''
+    const asked = s.answered.get(key)
+    if (asked !== undefined || !wanted('ControlAnswered', s.link)) return asked
+    const call = part.state?.input ?? {}
+    const answer = ask(s.host, 'ControlAnswered', {
+      target: call.session ?? null,
+      action: call.action ?? null,
+      value: call.value ?? null,
+      args: call.args ?? null,
+      is_error: true,
+      builtins: Object.keys(NATIVE),
+    })
+    s.answered.set(key, answer)
+    return answer
+  }
+
   /** A part id of the form opencode gives parts (`prt_` + 12 hex of time + 14 characters). */
   const partId = (): string => {
     counter += 1
@@ -285,22 +314,12 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         return
       }
       if (event.type === 'message.part.updated') {
-        // lich's refusal of its control tool reaches no tool.execute.after: only the tool part's error shows it,
-        // once the model already has lich's text (measured on 1.18.33). The core may still queue the command.
+        // lich's refusal of its control tool reaches no tool.execute.after: only the tool part's error shows it
+        // (measured on 1.18.33). The core hears of it at once, so a queued command is queued during the turn.
         const part = event.properties.part as ToolPart
         if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') return
         const s = known((event.properties.part as { sessionID: string }).sessionID)
-        if (s === undefined || !wanted('ControlAnswered', s.link) || s.reported.has(part.id ?? '')) return
-        s.reported.add(part.id ?? '')
-        const call = part.state.input ?? {}
-        await ask(s.host, 'ControlAnswered', {
-          target: call.session ?? null,
-          action: call.action ?? null,
-          value: call.value ?? null,
-          args: call.args ?? null,
-          is_error: true,
-          builtins: Object.keys(NATIVE),
-        })
+        if (s !== undefined) await controlAnswered(s, part)
         return
       }
       if (event.type === 'session.error') {
@@ -324,6 +343,27 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       if (!wanted('TurnEnded', s.link)) return
       const answer = wanted(STEP_OUTPUT, s.link) ? await lastAnswer(s) : ''
       await ask(s.host, 'TurnEnded', { reason, agent: null, answer })
+    },
+
+    // Measured on 1.18.33: before each model request (and before a compaction's summary) opencode hands this hook
+    // the session's messages, read afresh from its store, with input `{}`; what the hook leaves in them is what
+    // the request holds, and the stored messages (the person's transcript) keep lich's text. So the model reads
+    // the core's reply to a refused control call in lich's refusal's place, as in Claude Code.
+    'experimental.chat.messages.transform': async (_input, output) => {
+      for (const message of output.messages) {
+        for (const part of message.parts as ToolPart[]) {
+          if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') continue
+          const s = known(message.info.sessionID)
+          const reply = s === undefined ? undefined : (await controlAnswered(s, part))?.reply
+          if (reply?.kind === 'deny') part.state.error = reply.text
+          // A queued command answers the call (not an error); a completed state is opencode's form of a result.
+          if (reply?.kind === 'text') {
+            const { input, time } = part.state
+            const start = time?.start ?? Date.now()
+            part.state = { status: 'completed', input, output: reply.text, title: '', metadata: {}, time: { start, end: time?.end ?? start } } as never
+          }
+        }
+      }
     },
 
     tool: {
