@@ -17,7 +17,9 @@ type Part = { type: string; text?: string; ignored?: boolean; id?: string; messa
 
 /** The optional-event name that asks for a step's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
 const STEP_OUTPUT = 'StepOutput'
-/** lich's control tool as opencode names an MCP server `lich`'s `control_session` (measured on 1.18.33). */
+/** lich's control tool as opencode names an MCP server `lich`'s `control_session` (measured on 1.18.33). Its
+ * description is not amended: `tool.definition` fires for built-in and plugin tools only, never for an MCP tool
+ * (measured on 1.18.33), so there is no `ToolDescribed` to send. */
 const CONTROL_TOOL = 'lich_control_session'
 /** Inside lich, every session says so to the core, which decides whether self-commands are on (the core's gate
  * reads the helper's own environment, inherited from opencode's); outside lich no helper starts for it. */
