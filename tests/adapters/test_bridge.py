@@ -175,7 +175,7 @@ class TestChains:
     @pytest.mark.parametrize("named", ["slash-chain_fail", None])
     def test_the_fail_note_names_the_tool_as_the_host_named_it(self, named: str | None) -> None:
         # A host that gives the model the fail tool under its own name starts the helper saying so.
-        bridge = Bridge(DictEnvironment({}), ScriptedWhoami(), *([] if named is None else [named]))
+        bridge = Bridge(DictEnvironment({}), ScriptedWhoami(), named)
         note_names = named or FAIL_TOOL_ID
         send(bridge, "ChainTyped", command="review", args="x && /b", origin="composer", enabled=True)
         note = send(bridge, "PromptHanded", text="review x")["reply"]["text"].split("\n\n", 1)[1]

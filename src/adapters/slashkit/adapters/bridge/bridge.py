@@ -27,11 +27,12 @@ ORDER_WAIT_S = 2.0
 class Bridge:
     """The core of one host session behind the wire format."""
 
-    def __init__(self, env: Environment, whoami: Whoami, fail_tool: str = texts.FAIL_TOOL_ID) -> None:
-        """`fail_tool` is the fail tool's name as the host gives it to the model, which the fail note names."""
+    def __init__(self, env: Environment, whoami: Whoami, fail_tool: str | None = None) -> None:
+        """`fail_tool` is the fail tool's name as the host gives it to the model, which the fail note names; None
+        for Claude Code's."""
         self._env = env
         self._whoami = whoami
-        self.state = BridgeState(chains=m.ChainState(fail_tool=fail_tool))
+        self.state = BridgeState(chains=m.ChainState(fail_tool=fail_tool or texts.FAIL_TOOL_ID))
         self._turn = threading.Condition()
         self._version = 0
         #: The version the forecast of a timer or run holds for, by token.

@@ -76,7 +76,7 @@ def main(args: list[str] | None = None) -> None:
     gc.freeze()
     gc.enable()
     lich = _ProcessLich()
-    serve(directory, listener, Bridge(lich, lich) if fail_tool is None else Bridge(lich, lich, fail_tool))
+    serve(directory, listener, Bridge(lich, lich, fail_tool))
 
 
 def fail_tool_named(args: list[str]) -> str | None:
