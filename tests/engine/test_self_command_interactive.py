@@ -45,7 +45,7 @@ from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.texts import CATALOGS, Key
 from tests.support import lich_mcp_stub
-from tests.support.claude_cli import Isolation, JsonObject, cli_available, validate
+from tests.support.claude_cli import Isolation, JsonObject, cli_available, single_module_plugin, validate
 from tests.support.fake_lich import WHOAMI, FakeLich, Mode, write_fake_lich
 from tests.support.model_server import ModelServer, RecordedRequest, Turn, text, tool_use
 from tests.support.tmux_claude import TMUX, TmuxClaude, TranscriptPredicate, system_texts
@@ -135,16 +135,7 @@ export const register: Register = on => {
 
 @pytest.fixture(scope="module")
 def probe_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("probe-run")
-    manifest = {"name": "probe-run", "version": "0.0.1", "description": "test probe", "author": {"name": "slashkit"}}
-    (folder / ".claude-plugin").mkdir()
-    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
-    (folder / "hooks").mkdir()
-    (folder / "hooks" / "hooks.json").write_text(json.dumps({"modules": ["./mod.ts"]}))
-    (folder / "hooks" / "mod.ts").write_text(PROBE_MOD)
-    checked = validate(folder)
-    assert checked.ok, checked.describe()
-    return folder
+    return single_module_plugin(tmp_path_factory.mktemp("probe-run"), "probe-run", PROBE_MOD)
 
 
 @pytest.fixture

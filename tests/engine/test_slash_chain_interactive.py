@@ -37,7 +37,6 @@ Measured on 2.1.328 while writing these:
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import threading
 import time
@@ -63,7 +62,7 @@ from slashkit.core.texts import (
     step_text,
     stopped_text,
 )
-from tests.support.claude_cli import Isolation, cli_available, validate
+from tests.support.claude_cli import Isolation, cli_available, single_module_plugin, validate
 from tests.support.model_server import ModelServer, RecordedRequest, Turn, text, tool_use
 from tests.support.tmux_claude import TMUX, TmuxClaude, system_texts, transcript_texts
 
@@ -137,16 +136,7 @@ export const register: Register = on => {
 @pytest.fixture(scope="module")
 def pane_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """PANE_MOD as a plugin folder, validated by the CLI."""
-    folder = tmp_path_factory.mktemp("pane-probe")
-    manifest = {"name": "pane-probe", "version": "0.0.1", "description": "test probe", "author": {"name": "slashkit"}}
-    (folder / ".claude-plugin").mkdir()
-    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
-    (folder / "hooks").mkdir()
-    (folder / "hooks" / "hooks.json").write_text(json.dumps({"modules": ["./mod.ts"]}))
-    (folder / "hooks" / "mod.ts").write_text(PANE_MOD)
-    checked = validate(folder)
-    assert checked.ok, checked.describe()
-    return folder
+    return single_module_plugin(tmp_path_factory.mktemp("pane-probe"), "pane-probe", PANE_MOD)
 
 
 @pytest.fixture

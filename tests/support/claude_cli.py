@@ -393,6 +393,19 @@ def _findings(report: JsonObject, key: str) -> tuple[str, ...]:
     )
 
 
+def single_module_plugin(folder: Path, name: str, mod: str) -> Path:
+    """Lays out a test plugin whose one hooks module is `mod` in `folder`, and asserts the CLI validates it."""
+    manifest = {"name": name, "version": "0.0.1", "description": "test probe", "author": {"name": "slashkit"}}
+    (folder / ".claude-plugin").mkdir(parents=True)
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
+    (folder / "hooks").mkdir()
+    (folder / "hooks" / "hooks.json").write_text(json.dumps({"modules": ["./mod.ts"]}))
+    (folder / "hooks" / "mod.ts").write_text(mod)
+    checked = validate(folder)
+    assert checked.ok, checked.describe()
+    return folder
+
+
 def validate(
     plugin_dir: Path,
     *,
