@@ -1,6 +1,7 @@
 """slashkit's benchmarks: the parser against the reference regex under Node, the helper's round trip and
-memory, a whole `claude -p "/cost && /context"` run against the seed's in-process mod, and the Python
-processes a session with no chain starts. Prints a Markdown report; docs/performance.md holds the last one.
+memory, the import floor of the design's libraries, a whole `claude -p "/cost && /context"` run against the
+seed's in-process mod, and the Python processes a session with no chain starts. Prints a Markdown report;
+docs/performance.md holds the last one.
 
 Run with `scripts/bench` (it sets everything up first). Needs the pinned Claude Code CLI and seed 003, the
 reference mod, which lives outside the repository (docs/architecture.md, "The reference mod"): in the folder
@@ -168,6 +169,26 @@ def cold_starts(starts: int = 20) -> dict[str, float]:
     return {"ready_ms": statistics.median(ready), "answered_ms": statistics.median(answered)}
 
 
+#: What answering the first event needs beyond the interpreter: the design's libraries (attrs for the core's
+#: values, cattrs to read the wire, returns for its results) and h11 for HTTP. No slashkit module.
+FLOOR_IMPORTS = "import json, socket, threading, attrs, cattrs, h11, returns.result"
+
+
+def import_floor(starts: int = 20) -> dict[str, float]:
+    """The least a helper's first answer can cost with the design's libraries: the medians of `starts` runs of a
+    bare interpreter (`-c pass`) and of one that only imports FLOOR_IMPORTS, each spawn to exit, measured
+    outside the engine (inside it, its own start-up competes for the cores and the same work takes longer)."""
+    medians: dict[str, float] = {}
+    for name, code in (("bare_ms", "pass"), ("libraries_ms", FLOOR_IMPORTS)):
+        runs: list[float] = []
+        for _ in range(starts):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            runs.append((time.perf_counter() - started) * 1000)
+        medians[name] = statistics.median(runs)
+    return medians
+
+
 def _peak_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -306,6 +327,11 @@ def main() -> None:
         f"- helper cold start, median of 20: READY after {cold['ready_ms']:.0f} ms, "
         f"the first event answered after {cold['answered_ms']:.0f} ms (spawn to answer)"
     )
+    floor = import_floor()
+    say(
+        f"- import floor, median of 20 spawns to exit: bare interpreter {floor['bare_ms']:.0f} ms, "
+        f"importing attrs, cattrs, returns and h11 {floor['libraries_ms']:.0f} ms"
+    )
     with tempfile.TemporaryDirectory(prefix="slashkit-bench-") as tmp:
         base = Path(tmp)
         fetches = sorted(in_engine_round_trips(base))
@@ -326,6 +352,12 @@ def main() -> None:
             )
         ratio = statistics.median(runs["slashkit"]["complete"]) / statistics.median(runs["seed"]["complete"])
         say(f"- ratio of the complete runs' medians, slashkit / seed: {ratio:.3f}")
+        seed_median = statistics.median(runs["seed"]["complete"])
+        say(
+            f"- the 5% budget: {seed_median * 0.05 * 1000:.0f} ms for all slashkit adds to a whole run; the import "
+            f"floor above is {floor['libraries_ms'] - floor['bare_ms']:.0f} ms past a bare interpreter, "
+            "outside the engine"
+        )
     print("\n".join(out))
 
 
