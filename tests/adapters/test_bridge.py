@@ -162,6 +162,47 @@ class TestChains:
         assert send(bridge, "TimerFired", token=after["token"], applied=True)["effects"] == []
         assert bridge.state.chains.running is None
 
+    def test_a_chain_past_what_a_forecast_reaches_runs_to_its_end_asking_for_the_rest(self, bridge: Bridge) -> None:
+        # Plays the client (client.ts): a forecast is carried out and reported `applied`; without one, the helper
+        # is asked. An unbounded forecast once nested a level per step, past the recursion limit at 123 steps.
+        total = 300
+        args = "&& " + " && ".join(f"/s{i}" for i in range(2, total + 1))
+        typed = send(bridge, "ChainTyped", command="s1", args=args, origin="composer", enabled=True)
+        lines = logs(typed)
+        work: list[tuple[str, int, list[dict[str, Any]] | None]] = [
+            ("RunEnded", typed["reply"]["token"], typed["reply"]["then"])
+        ]
+        asked = 0
+        while work:
+            event, token, foreseen = work.pop(0)
+            if foreseen is None:
+                asked += 1
+                effects = send(bridge, event, token=token)["effects"]
+            else:
+                assert send(bridge, event, token=token, applied=True)["effects"] == []
+                effects = foreseen
+            for fx in effects:
+                match fx["kind"]:
+                    case "log":
+                        lines.append(fx["text"])
+                    case "after":
+                        work.append(("TimerFired", fx["token"], fx.get("fires")))
+                    case "run":
+                        work.append(("RunEnded", fx["token"], fx.get("then")))
+        assert lines == [*(f"{i}/{total}: /s{i}" for i in range(1, total + 1)), f"all {total} command(s) ran"]
+        assert 0 < asked < total  # forecasts carried most of it, and asking carried the rest
+        assert bridge.state.chains.running is None
+        assert bridge.state.pending == {}
+
+    def test_chains_that_replace_one_another_leave_only_the_running_steps_tokens(self, bridge: Bridge) -> None:
+        # A host that never reports the typed runs of replaced chains once made the state grow by one token each,
+        # and every event copy all of them.
+        for n in range(200):
+            send(bridge, "ChainTyped", command="a", args=f"{n} && /b", origin="plugin", enabled=True)
+        assert list(bridge.state.pending) == [200]
+        send(bridge, "RunEnded", token=200)
+        assert [type(what).__name__ for what in bridge.state.pending.values()] == ["StepTimer"]
+
     def test_a_prompt_step_amends_its_prompt_and_the_fail_tool_answers(self, bridge: Bridge) -> None:
         send(bridge, "ChainTyped", command="review", args="x && /b", origin="composer", enabled=True)
         prompt = send(bridge, "PromptHanded", text="review x\n")

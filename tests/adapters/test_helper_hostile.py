@@ -3,15 +3,20 @@ one line saying why, 503 when no connection is free), what it reads is bounded, 
 afterwards. Each test is one attack that closed the connection without an answer, or grew or stalled the helper,
 before the helper read HTTP with h11 (issue 7)."""
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from slashkit.adapters.bridge import protocol as p
 from slashkit.adapters.bridge import server as h
+from slashkit.adapters.bridge.bridge import MAX_SEQ_AHEAD, Bridge
+from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
 from tests.adapters.helper_client import Answered, Helper, read_answer
 
 
@@ -194,6 +199,86 @@ class TestConnections:
         started = time.monotonic()
         assert helper.request(event_body(seq=4))[1]["version"] == 4
         assert time.monotonic() - started < 1
+
+
+class TestAuditOf20261201:
+    """Attacks an audit of the helper found answered with a closed connection or worse."""
+
+    def test_a_chain_of_a_thousand_steps_is_answered_and_the_next_event_does_not_wait(self, helper: Helper) -> None:
+        # 123 steps (~1 KiB typed) once exhausted the recursion limit while the typed command's answer was made:
+        # no answer, so the mod ran the line as typed.
+        args = "&& " + " && ".join(["/cost"] * 1000)
+        typed = {"command": "cost", "args": args, "origin": "composer", "enabled": True}
+        body = json.dumps({"v": 2, "seq": 1, "event": "ChainTyped", "e": typed}).encode()
+        status, answer = helper.request(body)
+        assert status == 200, answer
+        reply = answer["reply"]
+        assert isinstance(reply, dict) and reply["kind"] == "run"
+        started = time.monotonic()
+        assert helper.request(event_body(seq=2))[1]["version"] == 2
+        assert time.monotonic() - started < 1
+
+    def test_a_seq_far_past_the_events_handled_is_refused_and_leaves_the_count_alone(self, helper: Helper) -> None:
+        assert helper.request(event_body(seq=1))[0] == 200
+        started = time.monotonic()
+        status, answer = helper.request(event_body(seq=int("9" * 32)))
+        assert status == 400
+        assert f"more than {MAX_SEQ_AHEAD} past the 1 events handled" in str(answer["error"])
+        assert helper.request(event_body(seq=2))[1]["version"] == 2
+        assert time.monotonic() - started < 1
+        # Unreadable but with its seq: not counted either.
+        assert helper.request(b'{"v": 2, "seq": 99999, "event": "TimerFired", "e": {"token": "x"}}')[0] == 400
+        assert helper.request(event_body(seq=3))[1]["version"] == 3
+
+    def test_a_head_request_is_answered_without_a_body_and_the_connection_goes_on(self, helper: Helper) -> None:
+        helper.connection.sendall(b"HEAD /v1/event HTTP/1.1\r\nhost: slashkit\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = helper.connection.recv(4096)
+            assert chunk, f"closed without an answer after {head!r}"
+            head += chunk
+        assert head.startswith(b"HTTP/1.1 404 ") and head.endswith(b"\r\n\r\n"), head
+        assert helper.event("PromptSubmitted", text="hi", origin="composer").status == 200
+
+    def test_a_body_that_keeps_coming_is_cut_off_at_the_deadline(self, helper: Helper) -> None:
+        # Chunks of one byte keep data waiting at every read, so no read ever times out: the request once went on
+        # until its size bound, past the deadline (a byte every 0.1 ms was still being read after 3.9 s).
+        head = b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ntransfer-encoding: chunked\r\n\r\n"
+        helper.connection.sendall(head)
+        started = time.monotonic()
+
+        def flood() -> None:
+            with contextlib.suppress(OSError):
+                helper.connection.sendall(b"1\r\nx\r\n" * (p.MAX_BODY + 1))
+
+        threading.Thread(target=flood, daemon=True).start()
+        refused(read_answer(helper.connection), 400, f"request not complete within {h.REQUEST_S:g} s")
+        assert time.monotonic() - started < h.REQUEST_S + 1
+        helper.still_serves()
+
+
+class _Faulty(Bridge):
+    """A bridge with a fault no input is known to reach any more: handling any event raises."""
+
+    def handle(self, event: p.Event, seq: int | None = None) -> p.Answer:
+        raise RuntimeError("a fault of the helper's own")
+
+
+def test_a_fault_of_the_helpers_own_is_answered_500_and_the_connection_serves_on(tmp_path: Path) -> None:
+    # The server's own connection, on a socket pair: no input reaches such a fault from outside, so it is put in.
+    server = h._Server(str(tmp_path), socket.socket(socket.AF_UNIX), _Faulty(DictEnvironment(), ScriptedWhoami()))
+    ours, theirs = socket.socketpair(socket.AF_UNIX)
+    theirs.settimeout(10)
+    serving = threading.Thread(target=h._Connection(ours, server).serve, daemon=True)
+    serving.start()
+    body = event_body(seq=1)
+    head = f"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: {len(body)}\r\n\r\n".encode()
+    for _ in range(2):
+        theirs.sendall(head + body)
+        refused(read_answer(theirs), 500, "the helper failed on PromptSubmitted: RuntimeError(")
+    theirs.close()
+    serving.join(timeout=10)
+    assert not serving.is_alive()
 
 
 def test_every_attack_at_once_leaves_the_helper_serving(helper: Helper) -> None:

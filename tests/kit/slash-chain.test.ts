@@ -525,7 +525,7 @@ describe('fail-safe', () => {
     ['no version', { status: 200, text: JSON.stringify({ version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 2'],
     ['no wants', { status: 200, text: JSON.stringify({ v: 2, version: 1, reply: null, effects: [] }) }, 'not bridge version 2'],
     ['effects that are not a list', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: {} }) }, 'not bridge version 2'],
-    ['HTTP 500', { status: 500, text: JSON.stringify({ v: 2, error: 'internal error' }) }, 'answered 500'],
+    ['HTTP 500', { status: 500, text: JSON.stringify({ v: 2, error: 'internal error' }) }, 'answered 500: internal error'],
     ['HTTP 404 with HTML', { status: 404, text: '<html>not found</html>' }, 'not JSON'],
   ]
   for (const [what, raw, why] of garbage) {

@@ -22,6 +22,11 @@ from slashkit.core.self_command_session import ACTIVE_WANTS
 
 #: How long an event waits for the one the host sent before it.
 ORDER_WAIT_S = 2.0
+#: How far past the events handled a request's `seq` may reach. A client has a few events on their way at once (the
+#: reports it holds and the event behind them), never this many; a `seq` past it is refused and not counted, since
+#: counting it would make every later event wait for the ones between, and a huge one would carry the versions past
+#: what JavaScript counts exactly (2**53), so that no forecast would hold again.
+MAX_SEQ_AHEAD = 1024
 
 
 class Bridge:
@@ -45,26 +50,19 @@ class Bridge:
 
     def handle(self, event: p.Event, seq: int | None = None) -> p.Answer:
         """Handles one event; events are handled one at a time, in the order the host sent them (`seq`), even
-        when two requests overtake each other on their way."""
+        when two requests overtake each other on their way. The event counts as handled even when handling it
+        fails, so the events the host sent after it do not wait for it; the state then stays as it was."""
         with self._turn:
             self._wait_for_turn(seq)
-            before = self._version
-            moved = self._move(event)
-            self.state = moved.state
             self._version += 1
-            version = self._version
+            try:
+                return self._answer(event, self._version)
+            finally:
+                self._turn.notify_all()
 
-            def held(token: int) -> None:
-                self._foreseen[token] = version
-
-            effects = tuple(foresee(moved.state, effect, held) for effect in moved.effects)
-            reply = moved.reply
-            if isinstance(reply, p.RunTyped):
-                reply = attrs.evolve(reply, then=then(moved.state, reply.token, held))
-            if self._carried_out(event, before):
-                effects = ()
-            self._turn.notify_all()
-            return p.Answer(version=version, wants=self.wants(), reply=reply, effects=effects)
+    def reaches(self, seq: int | None) -> bool:
+        """Tells whether a request's `seq` is within reach of the events handled so far (MAX_SEQ_AHEAD)."""
+        return seq is None or seq <= self._version + MAX_SEQ_AHEAD
 
     def wants(self) -> frozenset[str]:
         """The optional events the state needs: the chains' (`chain_machine.wants`) and, in an active
@@ -74,7 +72,7 @@ class Bridge:
     def refused(self, seq: int | None) -> None:
         """Counts an event the helper could not read as handled, changing nothing else, so the events the host
         sent after it do not wait for it. Without a `seq` it is not the host's, or not readable enough to count."""
-        if seq is None:
+        if seq is None or not self.reaches(seq):
             return
         with self._turn:
             self._wait_for_turn(seq)
@@ -98,6 +96,24 @@ class Bridge:
         if event.applied and held != before:
             print(f"slashkit: the host applied a stale forecast for token {event.token}", file=sys.stderr)
         return event.applied and held == before
+
+    def _answer(self, event: p.Event, version: int) -> p.Answer:
+        """The answer to the event handled as `version`; the state moves only once the whole answer is made."""
+        moved = self._move(event)
+
+        def held(token: int) -> None:
+            self._foreseen[token] = version
+
+        effects = tuple(foresee(moved.state, effect, held) for effect in moved.effects)
+        reply = moved.reply
+        if isinstance(reply, p.RunTyped):
+            reply = attrs.evolve(reply, then=then(moved.state, reply.token, held))
+        if self._carried_out(event, version - 1):
+            effects = ()
+        self.state = moved.state
+        # A forecast is for a timer or run the state still waits on, or for none worth keeping.
+        self._foreseen = {token: at for token, at in self._foreseen.items() if token in self.state.pending}
+        return p.Answer(version=version, wants=self.wants(), reply=reply, effects=effects)
 
     def _move(self, event: p.Event) -> Moved:
         state = self.state

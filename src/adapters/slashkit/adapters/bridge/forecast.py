@@ -6,9 +6,15 @@ deterministic, so if the helper handles no other event first, the forecast is wh
 changed to make one. A forecast holds only lines, timers and runs, the effects a host carries out at once; a
 move that does anything else (answers, saves, toasts) gets none, and neither does a run whose text a `|`
 hands on (`hands_on`: the forecast cannot know the text).
+
+A forecast looks a bounded number of moves ahead (MAX_AHEAD): each move ahead nests one level deeper, and the
+moves, the converter and JSON all recurse once per level, so an unbounded one let a long enough chain (123
+steps, ~1 KiB typed) exhaust the interpreter's recursion limit. A chain longer than that is foreseen as far as
+the bound; the client asks the helper for each step past it as it comes.
 """
 
 from collections.abc import Callable
+from typing import Final
 
 import attrs
 
@@ -18,47 +24,51 @@ from slashkit.core.chain_machine import hands_on
 
 #: Called with each token a forecast was made for; the helper records the version it holds for.
 Held = Callable[[int], None]
+#: How many moves ahead a forecast looks: a chain's step is two (its timer fires, its run ends), so 16 steps.
+MAX_AHEAD: Final = 32
 
 
-def foresee(state: BridgeState, effect: p.Effect, held: Held) -> p.Effect:
+def foresee(state: BridgeState, effect: p.Effect, held: Held, ahead: int = MAX_AHEAD) -> p.Effect:
     """The effect, with what its timer or run will do added when that can be foreseen from `state` (the state
-    the effect was made in)."""
+    the effect was made in) within `ahead` moves."""
+    if ahead <= 0:
+        return effect
     match effect:
         case p.After(token=token):
-            fires = _fires(state, token, held)
+            fires = _fires(state, token, held, ahead)
             return effect if fires is None else attrs.evolve(effect, fires=fires)
         case p.Run(token=token):
-            return attrs.evolve(effect, then=then(state, token, held))
+            return attrs.evolve(effect, then=then(state, token, held, ahead))
     return effect
 
 
-def then(state: BridgeState, token: int, held: Held) -> tuple[p.Log | p.After, ...] | None:
+def then(state: BridgeState, token: int, held: Held, ahead: int = MAX_AHEAD) -> tuple[p.Log | p.After, ...] | None:
     """What the run with this token does when it resolves well, when lines and timers are all it does."""
-    if hands_on(state.chains):
+    if ahead <= 0 or hands_on(state.chains):
         return None
     moved = on_run_ended(state, token, None, "")
-    effects = _foreseen(moved)
+    effects = _foreseen(moved, ahead - 1)
     if effects is None or not all(isinstance(e, p.Log | p.After) for e in effects):
         return None
     held(token)
     return effects  # type: ignore[return-value]  # checked just above
 
 
-def _fires(state: BridgeState, token: int, held: Held) -> tuple[p.Log | p.Run, ...] | None:
-    effects = _foreseen(on_timer(state, token))
+def _fires(state: BridgeState, token: int, held: Held, ahead: int) -> tuple[p.Log | p.Run, ...] | None:
+    effects = _foreseen(on_timer(state, token), ahead - 1)
     if effects is None or not all(isinstance(e, p.Log | p.Run) for e in effects):
         return None
     held(token)
     return effects  # type: ignore[return-value]  # checked just above
 
 
-def _foreseen(moved: Moved) -> tuple[p.Effect, ...] | None:
+def _foreseen(moved: Moved, ahead: int) -> tuple[p.Effect, ...] | None:
     """A move's effects, each with its own forecast from the state the move left; None when the move answers
     something (no timer or run answers anything). A forecast inside a forecast is recorded only when its own
     effect comes for real, in the answer to the event that made it."""
     if moved.reply is not None:
         return None
-    return tuple(foresee(moved.state, effect, _not_yet) for effect in moved.effects)
+    return tuple(foresee(moved.state, effect, _not_yet, ahead) for effect in moved.effects)
 
 
 def _not_yet(token: int) -> None:

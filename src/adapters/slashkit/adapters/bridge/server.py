@@ -10,15 +10,17 @@ path: on top of what the helper imports anyway, h11 costs ~7 ms and `http.server
 import contextlib
 import resource
 import socket
+import sys
 import threading
 import time
+import traceback
 from typing import Final
 
 import h11
 from returns.result import Failure, Success
 
 from slashkit.adapters.bridge import protocol
-from slashkit.adapters.bridge.bridge import Bridge
+from slashkit.adapters.bridge.bridge import MAX_SEQ_AHEAD, Bridge
 from slashkit.adapters.bridge.helper import leave
 
 EVENT_PATH: Final = b"/v1/event"
@@ -48,6 +50,7 @@ _REASONS: Final = {
     400: b"Bad Request",
     404: b"Not Found",
     413: b"Content Too Large",
+    500: b"Internal Server Error",
     503: b"Service Unavailable",
 }
 
@@ -81,8 +84,8 @@ class _Connection:
         try:
             while self._one_request():
                 pass
-        except (_Gone, OSError):
-            pass  # nothing to answer, or no one left to answer
+        except (_Gone, OSError, h11.LocalProtocolError):
+            pass  # nothing to answer, no one left to answer, or no answer h11 lets the helper write
         finally:
             self.server.closed(self)
             self.sock.close()
@@ -99,15 +102,26 @@ class _Connection:
         if (method, target) == (b"POST", EXIT_PATH):
             self._send(200, None, close=True)
             leave(self.server.directory)
+        if method == b"HEAD":
+            return self._write(404, b"")  # an answer to HEAD has no body (RFC 9110): the status says it all
         if (method, target) != (b"POST", EVENT_PATH):
             asked = f"{method.decode('latin-1')} {target.decode('latin-1')}"
             return self._send(404, f"no {asked}; POST {EVENT_PATH.decode()}")
+        bridge = self.server.bridge
         match protocol.decode(body):
+            case Success(request) if not bridge.reaches(request.seq):
+                why = f"seq {request.seq} is more than {MAX_SEQ_AHEAD} past the {bridge.version} events handled"
+                return self._send(400, why)
             case Success(request):
-                return self._write(200, protocol.encode(self.server.bridge.handle(request.event, request.seq)))
+                try:
+                    answer = protocol.encode(bridge.handle(request.event, request.seq))
+                except Exception as err:  # a fault of the helper's own: answered, not a closed connection
+                    traceback.print_exc(file=sys.stderr)
+                    return self._send(500, f"the helper failed on {type(request.event).__name__}: {err!r}")
+                return self._write(200, answer)
             case Failure(why):
                 # A request the helper cannot read changes nothing; the mod logs the error and goes on.
-                self.server.bridge.refused(protocol.seq_of(body))
+                bridge.refused(protocol.seq_of(body))
                 return self._send(400, why)
         return False
 
@@ -142,7 +156,9 @@ class _Connection:
             if self.deadline is None:
                 raise _Gone() from None
             raise _Refusal(400, f"request not complete within {REQUEST_S:g} s") from None
-        self._started()
+        # A peer that sends a byte at a time never lets a read time out: the deadline is checked after each.
+        if time.monotonic() > self._started():
+            raise _Refusal(400, f"request not complete within {REQUEST_S:g} s")
         return data
 
     def _wait(self) -> float:
@@ -151,10 +167,12 @@ class _Connection:
             return IDLE_S
         return max(self.deadline - time.monotonic(), 0.001)
 
-    def _started(self) -> None:
+    def _started(self) -> float:
+        """The deadline of the request being read, set by its first bytes."""
         if self.deadline is None:
             self.deadline = time.monotonic() + REQUEST_S
             self.server.busy(self)
+        return self.deadline
 
     def _send(self, status: int, why: str | None, close: bool = False) -> bool:
         return self._write(status, b"{}" if why is None else protocol.encode_error(_one_line(why)), close)

@@ -72,6 +72,18 @@ class BridgeState:
         left = {t: what for t, what in self.pending.items() if t != token}
         return attrs.evolve(self, pending=left), self.pending[token]
 
+    def without_gone_steps(self) -> "BridgeState":
+        """Forgets the timers and runs of steps that no longer run (their chain ended or another replaced it): the
+        machine ignores their ends, and a host that never reports them must not make the state grow."""
+        r = self.chains.running
+
+        def live(what: Pending) -> bool:
+            return not isinstance(what, StepRun | StepTimer) or (r is not None and r.is_step(what.chain, what.index))
+
+        if all(map(live, self.pending.values())):
+            return self
+        return attrs.evolve(self, pending={t: what for t, what in self.pending.items() if live(what)})
+
 
 @frozen
 class Moved:
@@ -145,4 +157,4 @@ def _chains_moved(state: BridgeState, moved: m.Transition) -> Moved:
             reply = p.Text(text)
         case other:
             reply = other  # PromptText, Denied or None: the wire carries the core's own
-    return Moved(state, reply, tuple(effects))
+    return Moved(state.without_gone_steps(), reply, tuple(effects))
