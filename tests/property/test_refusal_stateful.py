@@ -2,7 +2,7 @@
 in-memory host (with self-commands on, inside lich) through chains typed from every origin, the model's Skill
 and control_session calls, turn ends and command outputs whose text holds chains, pipes, `/slash-chain` and the
 setting. Every command the person typed carries the argument `mine`, everything else `theirs`; after every step,
-no refused command has run with anything but the person's argument."""
+no refused command has run with anything but the person's argument, and nothing handed to it by a `|`."""
 
 from typing import Final
 
@@ -73,7 +73,8 @@ class RefusalMachine(RuleBasedStateMachine):
     def no_refused_command_ran_but_the_persons(self) -> None:
         for command, args in self.h.runs:
             if is_refused(command):
-                assert args.startswith("mine"), f"/{command} {args!r} ran, and the person did not type it"
+                # Only the person's words: text a `|` handed on (outputs and answers hold `theirs`) is not theirs.
+                assert args.startswith("mine") and "theirs" not in args, f"/{command} {args!r} ran, not as typed"
 
 
 RefusalMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=30, deadline=None)

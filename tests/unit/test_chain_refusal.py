@@ -77,11 +77,38 @@ def test_the_persons_own_chain_runs_model_and_effort(origin: str) -> None:
     assert h.ui.lines[-1] == "all 3 command(s) ran"
 
 
-def test_a_model_answer_handed_on_to_a_persons_model_step_is_its_data() -> None:
-    h = host(pick=Prompt("pick a model"), model=Local())
+@pytest.mark.parametrize("refused", ["model", "effort", "MODEL"])
+def test_a_model_or_effort_step_that_a_pipe_would_hand_output_to_is_skipped_even_for_the_person(
+    refused: str,
+) -> None:
+    # The person typed the command, not its arguments: they would be the model's answer, and Claude Code saves
+    # what a mod sets as the default for every new session.
+    h = host(pick=Prompt("pick a model"), model=Local(), effort=Local(), cost=Local())
 
-    h.type("/pick | /model")
-    h.end_turn("answer", answer="sonnet && /effort max")
+    h.type(f"/pick | /{refused} && /cost")
+    h.end_turn("answer", answer="sonnet")
 
-    assert h.runs[-1] == ("model", "sonnet && /effort max")
-    assert [command for command, _ in h.runs].count("effort") == 0
+    assert h.runs == [("pick", ""), ("cost", "")]
+    assert h.ui.lines == [
+        "1/3: /pick",
+        f"skipped 2/3: /{refused} ({texts.HANDED_REFUSED_WHY})",
+        "3/3: /cost",  # a skipped command leaves the last status as it was, as in bash
+        "ended: 2 succeeded, 0 failed, 1 skipped",
+    ]
+
+
+def test_a_pipe_into_model_from_anyone_else_is_skipped_for_who_typed_it() -> None:
+    h = host(cost=Local(output="opus"), model=Local())
+
+    h.type("/cost | /model", "plugin")
+
+    assert h.runs == [("cost", "")]
+    assert h.ui.lines[1] == f"skipped 2/2: /model ({texts.refused_why('plugin')})"
+
+
+def test_the_persons_model_step_piped_onward_runs_with_what_the_person_typed() -> None:
+    h = host(model=Local(output="set to opus"), cost=Local())
+
+    h.type("/model opus | /cost")
+
+    assert h.runs == [("model", "opus"), ("cost", "set to opus")]

@@ -483,9 +483,11 @@ def _walk(r: Running, status: Status, ran_ok: bool) -> tuple[list[tuple[int, Ste
     passed: list[tuple[int, Step, str]] = []
     for index, step in enumerate(r.left, start=r.index + 1):
         if _runs(step.op, status, ran_ok):
-            if may_run(step.command, r.origin):
+            handed = step.op == "|"
+            if may_run(step.command, r.origin, handed):
                 return passed, (index, step)
-            passed.append((index, step, texts.refused_why(r.origin)))
+            why = texts.HANDED_REFUSED_WHY if typed_by_person(r.origin) else texts.refused_why(r.origin)
+            passed.append((index, step, why))
         else:
             passed.append((index, step, texts.SKIP_WHY[step.op]))
         ran_ok = False

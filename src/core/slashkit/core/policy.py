@@ -43,9 +43,10 @@ def typed_by_person(origin: str) -> bool:
     return origin in PERSON_TYPING
 
 
-def may_run(command: str, origin: str) -> bool:
-    """Tells whether a command may run for this origin: a refused one only when the person typed it."""
-    return typed_by_person(origin) or not is_refused(command)
+def may_run(command: str, origin: str, handed: bool = False) -> bool:
+    """Tells whether a command may run for this origin: a refused one only when the person typed it, arguments
+    and all, so never with text a `|` hands it (`handed`): that text is a command's output, often the model's."""
+    return not is_refused(command) or (typed_by_person(origin) and not handed)
 
 
 @frozen

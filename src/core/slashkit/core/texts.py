@@ -115,6 +115,7 @@ SKIP_WHY: Final[Mapping[Operator, str]] = {
     "|": "the command before it did not end well",
 }
 REFUSED_WHY: Final = "only the person may run /model or /effort, and this came from {origin}"
+HANDED_REFUSED_WHY: Final = "only the person may give /model or /effort its arguments, and a | would hand it output"
 #: The longest output one command hands the next through `|`; past it the text is cut and says so.
 MAX_HANDED: Final = 16_384
 HANDED_CUT: Final = "[slash-chain: the output handed on was cut to {limit} characters]"
