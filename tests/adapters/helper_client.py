@@ -4,6 +4,7 @@ also send what no well-behaved client sends."""
 import contextlib
 import json
 import resource
+import shutil
 import socket
 import subprocess
 import sys
@@ -60,9 +61,12 @@ class Helper:
         raise TimeoutError(f"the helper took no connection in 2 s at {self.path}")
 
     def stop(self) -> str:
-        """Kills the helper and returns what it wrote on stderr."""
+        """Kills the helper and returns what it wrote on stderr.
+
+        Killed, the helper cannot remove its private directory, so the test does (they used to pile up in /tmp)."""
         self.process.kill()
         _, stderr = self.process.communicate()
+        shutil.rmtree(Path(self.path).parent, ignore_errors=True)
         return stderr
 
     def request(self, body: bytes, path: str = "/v1/event", length: int | None = None) -> tuple[int, dict[str, object]]:

@@ -58,6 +58,16 @@ class TestDecode:
             (b"[NaN]", "the number NaN, which JSON does not have"),
             (json.dumps({"v": True, "event": "TimerFired", "e": {"token": 1}}).encode(), "not a version 2"),
             (json.dumps({"v": 2, "seq": True, "event": "TimerFired", "e": {"token": 1}}).encode(), "seq is True"),
+            # A key the request does not have, beside the four it does: the client is out of step.
+            (
+                json.dumps({"v": 2, "seq": 1, "event": "TimerFired", "e": {"token": 1}, "session": "x"}).encode(),
+                "unknown request key(s) 'session'",
+            ),
+            (
+                json.dumps({"v": 2, "event": "TimerFired"}).encode(),
+                "bad TimerFired event: e is NoneType, not an object",
+            ),
+            (json.dumps({"v": 2, "event": "TimerFired", "e": [["token", 1]]}).encode(), "e is list, not an object"),
         ],
     )
     def test_a_request_it_cannot_read_is_refused_with_one_line_saying_why(self, body: bytes, why: str) -> None:
@@ -65,6 +75,18 @@ class TestDecode:
         assert not isinstance(decoded, Success)
         assert why in decoded.failure()
         assert "\n" not in decoded.failure()
+
+    @pytest.mark.parametrize("builtins", ["model", {"model": 1}, None, 5, ["model", 1]], ids=repr)
+    @pytest.mark.parametrize(
+        ("event", "e"),
+        [("SkillAnswered", {"skill": "model", "is_error": True}), ("ControlAnswered", {"is_error": True})],
+    )
+    def test_builtins_is_read_only_from_an_array_of_strings(self, event: str, e: dict[str, Any], builtins: Any) -> None:
+        # cattrs reads any iterable into a tuple: the string "model" would be the five built-ins m, o, d, e, l.
+        decoded = p.decode(message(event, **e, builtins=builtins))
+        assert not isinstance(decoded, Success), decoded
+        assert f"bad {event} event: invalid value for type, expected" in decoded.failure()
+        assert "@ $.builtins" in decoded.failure()
 
     def test_a_refused_request_still_names_its_seq_when_it_holds_one(self) -> None:
         assert p.seq_of(json.dumps({"v": 2, "seq": 7, "event": "TimerFired", "e": {"token": "x"}}).encode()) == 7

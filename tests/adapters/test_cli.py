@@ -1,5 +1,6 @@
 """The `slashkit` command as a person meets it: help, clear errors, and what each subcommand prints."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,43 @@ def test_run_without_a_claude_cli_says_how_to_get_one(tmp_path: Path) -> None:
     refused = slashkit("run", "/cost && /context", env={"PATH": str(tmp_path), "HOME": str(tmp_path)})
     assert refused.returncode == 2
     assert "no Claude Code CLI: install @anthropic-ai/claude-code, or pass --claude PATH" in refused.stderr
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "-5", "0", "five"])
+def test_run_refuses_a_timeout_that_is_not_a_finite_number_above_zero(timeout: str) -> None:
+    refused = slashkit("run", "/cost", "--claude", "/bin/true", "--timeout", timeout)
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines()[0].startswith("usage: slashkit run")
+    assert refused.stderr.splitlines()[-1] == (
+        f"slashkit run: error: argument --timeout: must be a finite number of seconds above 0, not {timeout!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["marketplace", "--root", "/proc/nope"],
+            "slashkit claude-code marketplace: error: cannot write /proc/nope: No such file or directory",
+        ),
+        (
+            ["plugin-dir", "slash-chain", "--root", "/etc/passwd"],
+            "slashkit claude-code plugin-dir: error: cannot write /etc/passwd/.claude-plugin: Not a directory",
+        ),
+    ],
+)
+def test_a_root_that_cannot_be_written_is_one_line_naming_it_and_exit_1(args: list[str], line: str) -> None:
+    refused = slashkit("claude-code", *args)
+    assert (refused.returncode, refused.stderr, refused.stdout) == (1, line + "\n", "")
+
+
+def test_a_default_root_that_cannot_be_written_is_one_line_naming_it_and_exit_1() -> None:
+    env = {**os.environ, "HOME": "/proc/nope", "XDG_DATA_HOME": ""}
+    refused = slashkit("claude-code", "plugin-dir", "self-command", env=env)
+    assert refused.returncode == 1
+    assert (
+        refused.stderr == "slashkit claude-code plugin-dir: error: cannot write /proc/nope: No such file or directory\n"
+    )
 
 
 def test_run_refuses_a_chain_that_is_not_a_slash_command() -> None:

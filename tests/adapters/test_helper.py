@@ -3,6 +3,7 @@ socket, refuses what it cannot read without losing its state, and leaves at once
 
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -58,13 +59,18 @@ class Helper:
     def event(self, event: str, **e: object) -> tuple[int, dict[str, object]]:
         return self.request(json.dumps({"v": 2, "event": event, "e": e}).encode())
 
+    def kill(self) -> None:
+        """Kills the helper, and removes the private directory a killed helper cannot remove itself."""
+        self.process.kill()
+        self.process.wait()
+        shutil.rmtree(Path(self.path).parent, ignore_errors=True)
+
 
 @pytest.fixture
 def helper() -> Iterator[Helper]:
     started = Helper()
     yield started
-    started.process.kill()
-    started.process.wait()
+    started.kill()
 
 
 def test_it_says_ready_with_a_socket_in_a_directory_only_its_user_reaches(helper: Helper) -> None:
@@ -123,6 +129,15 @@ def test_sigterm_ends_it_at_once_and_removes_its_socket(helper: Helper) -> None:
     assert not Path(helper.path).parent.exists()
 
 
+def test_a_helper_a_test_kills_leaves_no_directory_behind() -> None:
+    # SIGKILL gives the helper no chance to remove its private directory; Helper.kill does, so a test run does
+    # not leave a slashkit-* folder in /tmp for every helper it killed.
+    started = Helper()
+    started.kill()
+    assert started.process.returncode == -signal.SIGKILL
+    assert not Path(started.path).parent.exists()
+
+
 def test_the_exit_request_ends_it(helper: Helper) -> None:
     helper.request(b"", path="/v1/exit")
     assert helper.process.wait(timeout=5) == 0
@@ -145,8 +160,7 @@ def test_the_fail_note_names_the_tool_the_host_names_in_the_arguments() -> None:
         assert "call the mcp__slash-chain__fail tool" in fail_note_of(plain)
     finally:
         for started in (named, plain):
-            started.process.kill()
-            started.process.wait()
+            started.kill()
 
 
 @pytest.mark.parametrize(

@@ -94,6 +94,22 @@ class TestBodies:
         assert isinstance(reply, dict)
         assert reply["args"] == args
 
+    @pytest.mark.parametrize("builtins", ["model", {"model": True}], ids=repr)
+    def test_builtins_that_are_not_an_array_are_refused_and_change_nothing(
+        self, helper: Helper, builtins: object
+    ) -> None:
+        before = helper.event("PromptSubmitted", text="hi", origin="composer").body
+        answered = helper.event("SkillAnswered", skill="model", is_error=True, builtins=builtins)
+        refused(answered, 400, "bad SkillAnswered event: invalid value for type, expected tuple @ $.builtins")
+        after = helper.event("PromptSubmitted", text="hi", origin="composer").body
+        assert {**after, "version": before["version"]} == before
+        helper.still_serves()
+
+    def test_an_unknown_key_beside_v_seq_event_and_e_is_refused(self, helper: Helper) -> None:
+        status, answer = helper.request(event_body(seq=1, session="other"))
+        assert (status, answer["error"]) == (400, "unknown request key(s) 'session'")
+        helper.still_serves()
+
     def test_a_body_over_a_mebibyte_is_refused_before_it_is_read(self, helper: Helper) -> None:
         status, answer = helper.request(b"", length=2 << 20)
         assert (status, answer["error"]) == (413, "request of 2097152 bytes is over the 1048576 byte limit")

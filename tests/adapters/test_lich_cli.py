@@ -94,6 +94,9 @@ class TestLichWhoami:
         ("mode", "whoami", "why"),
         [
             ("garbage", WHOAMI, NOT_JSON_WHY),
+            # Nesting past the recursion limit of json's parser, unclosed or well-formed, is bad output too.
+            ("deep-array", WHOAMI, NOT_JSON_WHY),
+            ("deep-object", WHOAMI, NOT_JSON_WHY),
             ("missing-fields", WHOAMI, NO_IDENTITY_WHY),
             ("answer", [{"label": "fix/x", "name": "lich-plugin-a1b2"}], NO_IDENTITY_WHY),
             ("answer", "fix/x", NO_IDENTITY_WHY),

@@ -96,3 +96,21 @@ def test_install_refuses_a_project_that_is_not_a_folder(tmp_path: Path) -> None:
     shown = slashkit("opencode", "install", str(tmp_path / "missing"))
     assert shown.returncode == 2
     assert "is not a folder" in shown.stderr
+
+
+def test_install_into_a_folder_that_cannot_be_written_is_one_line_naming_it_and_exit_1() -> None:
+    # /proc/1 is a folder, so it passes the check above, and no one may make a folder in it.
+    refused = slashkit("opencode", "install", "/proc/1")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert (
+        refused.stderr
+        == "slashkit opencode install: error: cannot write /proc/1/.opencode: No such file or directory\n"
+    )
+
+
+def test_global_install_under_a_home_that_cannot_be_written_is_one_line_naming_it_and_exit_1() -> None:
+    refused = slashkit(
+        "opencode", "install", "--global", env={**os.environ, "HOME": "/proc/nope", "XDG_CONFIG_HOME": ""}
+    )
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == "slashkit opencode install: error: cannot write /proc/nope: No such file or directory\n"

@@ -19,7 +19,10 @@ from attrs import frozen
 #: flood-stderr: writes 200 MB of one repeated line to stderr and exits 1;
 #: long-error: exits 1 with a 10,000-character first line holding terminal escapes, then a second line;
 #: trickle: writes one byte to stdout every 20 ms for 30 s, so a cap on its output is not what stops it;
-#: orphan: prints the whoami JSON and exits 0, leaving a grandchild that holds stdout and stderr open 30 s.
+#: orphan: prints the whoami JSON and exits 0, leaving a grandchild that holds stdout and stderr open 30 s;
+#: deep-array: prints 20,000 `[` and exits 0, deeper than json's parser can recurse;
+#: deep-object: prints a whoami object nested 5,000 levels down in `{"a": …}` (well-formed, under OUTPUT_CAP)
+#: and exits 0.
 Mode = Literal[
     "answer",
     "unknown-command",
@@ -32,6 +35,8 @@ Mode = Literal[
     "long-error",
     "trickle",
     "orphan",
+    "deep-array",
+    "deep-object",
 ]
 
 #: A `lich whoami --json` answer, shaped as lich-plugin's own tests fix it (docs/lich.md lists its fields).
@@ -88,6 +93,10 @@ elif MODE == "trickle":
         time.sleep(0.02)
 elif MODE == "orphan":
     print(ANSWER)
+elif MODE == "deep-array":
+    print("[" * 20_000)
+elif MODE == "deep-object":
+    print('{"a": ' * 5_000 + ANSWER + "}" * 5_000)
 """
 
 

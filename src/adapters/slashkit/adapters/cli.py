@@ -2,10 +2,11 @@
 a chain through the in-memory host."""
 
 import argparse
+import math
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from slashkit.adapters.claude_code import plugins
@@ -39,16 +40,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         case "play":
             return _play(args)
         case "claude-code":
-            root = Path(args.root) if args.root else None
-            if args.what == "marketplace":
-                print(plugins.lay_out(root or plugins.default_root()))
-            else:
-                print(plugins.plugin_dir(args.name, root))
-            return 0
+            return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _claude_code(args))
         case "opencode":
-            return _opencode(parser, args)
+            return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _opencode(parser, args))
     parser.print_help()
     return 2
+
+
+def _writing(prog: str, write: Callable[[], int]) -> int:
+    """Runs a command that writes files; a folder it cannot write is one line on stderr and exit 1, no traceback.
+
+    The line has argparse's shape (`prog: error: ...`), as the CLI's usage errors do, without their usage line:
+    the arguments were well formed, and the file system refused them.
+    """
+    try:
+        return write()
+    except OSError as refused:
+        print(f"{prog}: error: {_os_why(refused)}", file=sys.stderr)
+        return 1
+
+
+def _os_why(error: OSError) -> str:
+    """Names the path the system refused and why, without Python's `[Errno N]`.
+
+    >>> _os_why(NotADirectoryError(20, "Not a directory", "/etc/passwd/.claude-plugin"))
+    'cannot write /etc/passwd/.claude-plugin: Not a directory'
+    """
+    path = error.filename if error.filename is not None else "a file"
+    why = error.strerror or str(error)
+    return (
+        f"cannot write {path}: {why}" if error.filename2 is None else f"cannot write {path} ({error.filename2}): {why}"
+    )
+
+
+def _claude_code(args: argparse.Namespace) -> int:
+    root = Path(args.root) if args.root else None
+    if args.what == "marketplace":
+        print(plugins.lay_out(root or plugins.default_root()))
+    else:
+        print(plugins.plugin_dir(args.name, root))
+    return 0
+
+
+def _seconds(text: str) -> float:
+    """The --timeout type: a finite number of seconds above 0 (float() alone takes nan, inf and -5)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text!r}")
+    return seconds
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,7 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("chain", help='the commands, as typed: "/a x && /b y"')
     run.add_argument("--cwd", default=".", help="the project folder the session runs in (default: here)")
     run.add_argument("--claude", help="the Claude Code CLI (default: $SLASHKIT_CLAUDE, else `claude` on PATH)")
-    run.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds (default 600)")
+    run.add_argument(
+        "--timeout", type=_seconds, default=600.0, help="give up after this many seconds, above 0 (default 600)"
+    )
     run.add_argument("--json", action="store_true", help="print JSON lines: one object per event, the last the outcome")
     run.add_argument("--model", help="the model for the session (Claude Code's --model)")
     run.add_argument(

@@ -162,9 +162,10 @@ def _read_identity(done: _Finished) -> Result[Identity, str]:
     return _parse_json(done.stdout).alt(lambda _: NOT_JSON_WHY).bind(_identity_of)
 
 
-@safe(exceptions=(ValueError,))
+@safe(exceptions=(ValueError, RecursionError))
 def _parse_json(text: bytes) -> object:
-    # A UnicodeDecodeError is a ValueError: stdout that is not UTF-8 is not JSON either.
+    # A UnicodeDecodeError is a ValueError: stdout that is not UTF-8 is not JSON either. json's parser recurses
+    # once per nesting level, so 64 KiB of `[` raises RecursionError, which is bad output like any other.
     return json.loads(text.decode("utf-8"))
 
 

@@ -35,6 +35,9 @@ MAX_DEPTH: Final = 64
 #: (`-1.7976931348623157e+308`), and an integer of more than 4,300 digits is more than Python will convert.
 MAX_NUMBER: Final = 32
 
+#: The keys of a request body; any other is refused.
+REQUEST_KEYS: Final = frozenset({"v", "seq", "event", "e"})
+
 # Events (host → helper) that are the bridge's own; the rest are the core's (EVENTS below)
 
 
@@ -296,15 +299,18 @@ _converter: "Converter | None" = None
 
 def converter() -> "Converter":
     """The converter that reads events: a JSON value of exactly the declared type (no `str(42)`, no
-    `bool("false")`), and no key the helper does not know (the host and the helper would be out of step)."""
+    `bool("false")`, no string or object for an array), and no key the helper does not know (the host and the
+    helper would be out of step)."""
     global _converter
     if _converter is None:
         from cattrs import Converter
+        from cattrs.cols import is_sequence
         from cattrs.gen import make_dict_structure_fn
 
         made = Converter()
         for scalar in (str, int, bool):
             made.register_structure_hook(scalar, _exactly(scalar))
+        made.register_structure_hook_factory(is_sequence, _array_only)
         # A value the model chose (a fail reason) comes as it is, of any type.
         made.register_structure_hook_func(lambda kind: kind is object, lambda value, _: value)
         made.register_structure_hook_factory(
@@ -324,6 +330,22 @@ def _exactly(kind: type[Any]) -> Any:
     return structure
 
 
+def _array_only(kind: Any, made: "Converter") -> Any:
+    """Reads a sequence field (`builtins`) from a JSON array only: cattrs' own hook takes any iterable, so the
+    string `"model"` would read as `('m', 'o', 'd', 'e', 'l')` and an object as its keys."""
+    from cattrs.cols import list_structure_factory
+
+    items = list_structure_factory(kind, made)
+    whole = tuple if getattr(kind, "__origin__", None) is tuple else list
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not list:
+            raise TypeError(f"expected an array, got {type(value).__name__}")
+        return whole(items(value, kind))
+
+    return structure
+
+
 def decode(body: bytes) -> Result[Envelope, str]:
     """Reads one request body; a Failure says, in one line, what is wrong with it."""
     return _load(body).bind(_envelope)
@@ -332,6 +354,10 @@ def decode(body: bytes) -> Result[Envelope, str]:
 def _envelope(message: Any) -> Result[Envelope, str]:
     if not isinstance(message, dict) or not _whole(message.get("v"), VERSION):
         return Failure(f"request is not a version {VERSION} bridge message")
+    if unknown := message.keys() - REQUEST_KEYS:
+        # Refused as an unknown key in `e` is: the client and the helper ship together, so a key the helper does
+        # not know means they are out of step (docs/bridge.md, "Request").
+        return Failure(f"unknown request key(s) {', '.join(map(repr, sorted(unknown)))}")
     name = message.get("event")
     kind = EVENTS.get(name) if isinstance(name, str) else None
     if kind is None:
@@ -339,10 +365,13 @@ def _envelope(message: Any) -> Result[Envelope, str]:
     seq = message.get("seq")
     if seq is not None and not _whole(seq):
         return Failure(f"seq is {seq!r}, not a whole number from 1")
+    e = message.get("e")
+    if not isinstance(e, dict):
+        return Failure(f"bad {name} event: e is {type(e).__name__}, not an object")
     from cattrs import ClassValidationError
 
     try:
-        return Success(Envelope(seq, converter().structure(message.get("e"), kind)))
+        return Success(Envelope(seq, converter().structure(e, kind)))
     except (ClassValidationError, TypeError, ValueError, AttributeError) as err:
         return Failure(f"bad {name} event: {_explain(err)}")
 
