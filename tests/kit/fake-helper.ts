@@ -47,9 +47,10 @@ export type Sent = { event: string; e: Record<string, unknown> }
  * How a spawned child behaves: `ready` prints READY and lives until `exit()`; `deny` fails to start (as the
  * engine answers a missing interpreter); `throw` is a spawn hook that throws (the kit skips it, so nothing
  * answers the spawn); `exit` writes a traceback and exits 1 before READY; `silent` lives without ever
- * printing READY.
+ * printing READY; `noisy` writes a flood, a READY that does not start a line, its own READY line and another
+ * after it; `relative` writes READY with a relative path and nothing else.
  */
-export type SpawnMode = 'ready' | 'deny' | 'throw' | 'exit' | 'silent'
+export type SpawnMode = 'ready' | 'deny' | 'throw' | 'exit' | 'silent' | 'noisy' | 'relative'
 
 export type CommandRan = { command: string; args: string; origin: unknown }
 type CommandAnswer = { text?: string; exitCode?: number }
@@ -262,6 +263,13 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
       yield { stream: 'stdout', text: 'READY ' }
       yield { stream: 'stdout', text: `${path}\n` }
     }
+    if (mode === 'noisy') {
+      fake.live.add(path)
+      yield { stream: 'stdout', text: 'x'.repeat(100_000) }
+      yield { stream: 'stdout', text: ` READY ${socket(99)}\n` }
+      yield { stream: 'stdout', text: `READY ${path}\nREADY ${socket(98)}\n` }
+    }
+    if (mode === 'relative') yield { stream: 'stdout', text: 'READY rel/s\n' }
     const code = await lifetime
     fake.live.delete(path)
     return { value: { code, signal: null } }

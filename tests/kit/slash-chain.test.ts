@@ -470,6 +470,30 @@ describe('fail-safe', () => {
     expect(fake.logs).toEqual([`unavailable: the helper did not start within ${START_TIMEOUT_MS} ms; commands run as typed until it is back`])
   })
 
+  test('READY is read at the start of a line only, with an absolute path, and nothing the helper writes after it', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.spawnModes = ['noisy']
+    fake.answer = () => ({ reply: { kind: 'run', args: 'x', token: 1 } })
+    await $.session.start(START)
+    expect(await $.command.run(typed('a', 'x && /b'))).toEqual({ text: 'ran /a x' })
+    await $.command.run(typed('a', 'y && /b'))
+    expect(fake.sockets.length).toBeGreaterThan(1)
+    expect(new Set(fake.sockets)).toEqual(new Set([socket(1)]))
+    expect(fake.logs).toEqual([])
+  })
+
+  test('a READY naming a relative path is no READY: the chain runs as typed after the start timeout', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.spawnModes = ['relative']
+    await $.session.start(START)
+    const answer = $.command.run(typed('a', 'x && /b'))
+    await fake.until(() => fake.spawned.length === 1)
+    await fake.clock.advance(START_TIMEOUT_MS)
+    expect(await answer).toEqual({ text: 'ran /a x && /b' })
+    expect(fake.sent).toEqual([])
+    expect(fake.logs).toEqual([`unavailable: the helper did not start within ${START_TIMEOUT_MS} ms; commands run as typed until it is back`])
+  })
+
   test('a request that fails (ECONNRESET): falls back, retires the helper, the next chain starts a new one', async ($, on) => {
     const fake = fakeHelper(on)
     const responses: Response[] = [{ deny: 'failed: ECONNRESET' }, { reply: null }, { reply: null }]
@@ -519,6 +543,12 @@ describe('fail-safe', () => {
     expect(await call).toEqual({ deny: 'unavailable: no answer; commands run as typed until it is back' })
   })
 
+  /** A run whose forecast nests `depth` timers and runs, each inside the one before. */
+  function deeplyForeseen(depth: number): unknown {
+    let fx: unknown = { kind: 'log', text: 'end' }
+    for (let i = 0; i < depth; i++) fx = { kind: 'run', command: 'a', args: '', token: i + 1, then: [fx] }
+    return fx
+  }
   const garbage: Array<[string, { status: number; text: string }, string]> = [
     ['not JSON', { status: 200, text: 'Traceback (most recent call last)' }, 'not JSON'],
     ['a wrong version', { status: 200, text: JSON.stringify({ v: 1, version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 2'],
@@ -527,6 +557,17 @@ describe('fail-safe', () => {
     ['effects that are not a list', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: {} }) }, 'not bridge version 2'],
     ['HTTP 500', { status: 500, text: JSON.stringify({ v: 2, error: 'internal error' }) }, 'answered 500: internal error'],
     ['HTTP 404 with HTML', { status: 404, text: '<html>not found</html>' }, 'not JSON'],
+    ['an effect that is null', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [null] }) }, 'not bridge version 2'],
+    ['an effect of an unknown kind', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'explode' }] }) }, 'not bridge version 2'],
+    ['a log without text', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'log', text: 5 }] }) }, 'not bridge version 2'],
+    ['a timer of a negative time', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: -5, token: 1 }] }) }, 'not bridge version 2'],
+    ['a timer past what a host timer takes', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: 1e12, token: 1 }] }) }, 'not bridge version 2'],
+    ['a timer whose forecast is not a list', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: 0, token: 1, fires: 5 }] }) }, 'not bridge version 2'],
+    ['a run whose token is not a number', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'run', command: 'a', args: '', token: 'x' }] }) }, 'not bridge version 2'],
+    ['a run whose forecast holds null', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'run', command: 'a', args: '', token: 1, then: [null] }] }) }, 'not bridge version 2'],
+    ['forecasts nested deeper than the helper makes them', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [deeplyForeseen(40)] }) }, 'not bridge version 2'],
+    ['a run reply without args', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: { kind: 'run', args: 12, token: null }, effects: [] }) }, 'not bridge version 2'],
+    ['wants that are not names', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [{}], reply: null, effects: [] }) }, 'not bridge version 2'],
   ]
   for (const [what, raw, why] of garbage) {
     test(`an answer with ${what} falls back and restarts the helper`, async ($, on) => {

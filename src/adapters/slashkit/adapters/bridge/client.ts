@@ -68,6 +68,8 @@ export type Answer = { reply: Reply | null; at: number; from: Helper } | undefin
 type Helper = { socket: Promise<string> }
 
 const VERSION = 2
+/** The longest line searched for `READY <socket path>`: a unix socket's path is at most 108 bytes. */
+const MAX_READY_LINE = 4096
 /** The optional-event name that asks for a run's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
 const STEP_OUTPUT = 'StepOutput'
 /** The most of a command's text sent on: the core hands on less (slashkit.core.texts.MAX_HANDED). */
@@ -184,11 +186,75 @@ function readAnswer(status: number, text: string): WireAnswer {
   if (status === 400 || status === 413) throw new RefusedEvent(`the helper refused the event: ${String(answer.error)}`)
   // The helper's own fault, answered: it may hold a state the client no longer shares, so it is retired.
   if (status === 500) throw new Error(`the helper answered 500: ${String(answer.error)}`)
-  const sound = typeof answer.version === 'number' && Array.isArray(answer.wants) && Array.isArray(answer.effects)
+  const sound = Number.isSafeInteger(answer.version) && isNames(answer.wants) && isEffects(answer.effects, 0) && isReply(answer.reply)
   if (status !== 200 || answer.v !== VERSION || !sound) {
     throw new Error(`the helper answered ${status} with an answer that is not bridge version ${VERSION}`)
   }
   return { version: answer.version ?? 0, wants: answer.wants ?? [], reply: answer.reply ?? null, effects: answer.effects ?? [] }
+}
+
+// What a sound answer holds (docs/bridge.md, "Answers"): the client carries out effects without a second look,
+// so an answer with anything else is not taken at all, and its helper is retired like one that answered garbage.
+
+/** The longest an `after` may wait: the most a host's timer takes (2**31 - 1 ms). */
+const MAX_AFTER_MS = 2 ** 31 - 1
+/** How deep forecasts may nest: the helper looks 32 moves ahead (slashkit.adapters.bridge.forecast.MAX_AHEAD). */
+const MAX_FORECAST_DEPTH = 32
+
+function isNames(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(name => typeof name === 'string')
+}
+
+function isToken(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 1
+}
+
+function isForecast(value: unknown, depth: number): boolean {
+  return value === undefined || value === null || (depth < MAX_FORECAST_DEPTH && isEffects(value, depth + 1))
+}
+
+function isEffects(value: unknown, depth: number): value is Effect[] {
+  return Array.isArray(value) && value.every(fx => isEffect(fx, depth))
+}
+
+function isEffect(value: unknown, depth: number): value is Effect {
+  if (typeof value !== 'object' || value === null) return false
+  const fx = value as Record<string, unknown>
+  switch (fx.kind) {
+    case 'log':
+    case 'toast':
+      return typeof fx.text === 'string'
+    case 'save.enabled':
+      return typeof fx.enabled === 'boolean'
+    case 'invalidate':
+      return true
+    case 'after': {
+      const ms = fx.ms
+      const wait = typeof ms === 'number' && Number.isInteger(ms) && ms >= 0 && ms <= MAX_AFTER_MS
+      return wait && isToken(fx.token) && isForecast(fx.fires, depth)
+    }
+    case 'run':
+      return typeof fx.command === 'string' && typeof fx.args === 'string' && isToken(fx.token) && isForecast(fx.then, depth)
+  }
+  return false
+}
+
+function isReply(value: unknown): value is Reply | null | undefined {
+  if (value === undefined || value === null) return true
+  if (typeof value !== 'object') return false
+  const reply = value as Record<string, unknown>
+  switch (reply.kind) {
+    case 'run':
+      return typeof reply.args === 'string' && isToken(reply.token) && isForecast(reply.then, 0)
+    case 'text':
+    case 'deny':
+    case 'prompt':
+    case 'description':
+      return typeof reply.text === 'string'
+    case 'skill':
+      return typeof reply.command === 'string' && typeof reply.note === 'string'
+  }
+  return false
 }
 
 /** Races a host call against a timer, so a helper that hangs never holds a turn past `ms`. */
@@ -224,17 +290,24 @@ function start(host: Host): Helper {
 
 async function watch(host: Host, mine: Helper, ready: (path: string) => void, fail: (err: Error) => void): Promise<void> {
   let out = ''
+  let said = false
   let why: string
   try {
     why = await host.spawn(
       host.argv,
       text => {
+        if (said) return // the helper writes nothing after READY: whatever comes is not kept
         out += text
-        const line = /READY (\S+)\n/.exec(out)
+        const line = /(?:^|\n)READY (\/\S+)\n/.exec(out)
         if (line?.[1] !== undefined) {
-          ready(line[1])
+          said = true
           out = ''
+          ready(line[1])
+          return
         }
+        // Only the line being written can still be READY; one longer than any READY line is kept as a mark.
+        const partial = out.slice(out.lastIndexOf('\n') + 1)
+        out = partial.length > MAX_READY_LINE ? '-' : partial
       },
       text => host.debug(text),
     )
@@ -281,12 +354,20 @@ async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<vo
       host.invalidate()
       return
     case 'after':
-      host.after(fx.ms, () => void fire(host, fx.token, fx.fires ?? null, at, from))
+      host.after(fx.ms, () => detached(host, fire(host, fx.token, fx.fires ?? null, at, from)))
       return
     case 'run':
-      void runThenReport(host, fx.command, fx.args, fx.token, fx.then ?? null, at, from)
+      detached(host, runThenReport(host, fx.command, fx.args, fx.token, fx.then ?? null, at, from))
       return
   }
+}
+
+/**
+ * Lets work go on after the call that started it returned, and writes its failure (a host call that threw) to
+ * the debug log: a rejection nobody handles would end a Node host's process.
+ */
+function detached(host: Host, work: Promise<void>): void {
+  work.catch((err: unknown) => host.debug(`slashkit: ${messageOf(err)}`))
 }
 
 /**
@@ -305,7 +386,7 @@ async function sendForeseen(host: Host, event: string, e: object, foreseen: Effe
   }
   l.sent += 1
   l.held.push({ seq: l.sent, event, e: { ...e, applied: true } })
-  for (const fx of foreseen) void act(host, fx, at + 1, from)
+  for (const fx of foreseen) detached(host, act(host, fx, at + 1, from))
 }
 
 /**
@@ -316,7 +397,7 @@ async function sendForeseen(host: Host, event: string, e: object, foreseen: Effe
  */
 async function fire(host: Host, token: number, fires: Effect[] | null, at: number, from: Helper): Promise<void> {
   if (linkOf(host).helper !== from) {
-    for (const fx of fires ?? []) void act(host, fx, at + 1, from)
+    for (const fx of fires ?? []) detached(host, act(host, fx, at + 1, from))
     return
   }
   await sendForeseen(host, 'TimerFired', { token }, fires, at, from)
