@@ -152,6 +152,20 @@ describe('event forwarding', () => {
     expect(fake.spawned).toHaveLength(1)
   })
 
+  test('a prompt or an answer of megabytes goes to the helper cut to its first 64 Ki characters', async ($, on) => {
+    // Whole, the event would pass the helper's 1 MiB and be refused: the person's prompt would not cancel.
+    const fake = fakeHelper(on)
+    fake.answer = () => ({ wants: OPTIONAL })
+    await $.session.start(START)
+    await $.command.run(typed('review', 'x && /cost'))
+    const huge = 'p'.repeat(2_000_000)
+    await $.turn.complete({ ...TURN, answer: huge })
+    await $.prompt.submit({ text: huge, wait: false, origin: { kind: 'composer' } })
+    const [ended, prompted] = fake.sent.slice(1)
+    expect([ended?.event, String(ended?.e.answer).length]).toEqual(['TurnEnded', 65536])
+    expect([prompted?.event, String(prompted?.e.text).length]).toEqual(['PromptSubmitted', 65536])
+  })
+
   test('each answer replaces the wants: an event no longer wanted is not sent', async ($, on) => {
     const fake = fakeHelper(on)
     const wants: Record<string, string[]> = { 'ChainTyped': ['TurnEnded', 'PromptSubmitted'], 'TurnEnded': ['PromptSubmitted'], 'PromptSubmitted': [] }

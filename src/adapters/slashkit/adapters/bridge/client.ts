@@ -72,7 +72,7 @@ const VERSION = 2
 const MAX_READY_LINE = 4096
 /** The optional-event name that asks for a run's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
 const STEP_OUTPUT = 'StepOutput'
-/** The most of a command's text sent on: the core hands on less (slashkit.core.texts.MAX_HANDED). */
+/** The most of a text from outside sent on (`bounded`). */
 const MAX_OUTPUT_CHARS = 65536
 
 /** One helper and what the client knows of it; a host with several sessions holds one per session. */
@@ -107,6 +107,15 @@ const shared = link()
 
 function linkOf(host: Host): Link {
   return host.link ?? shared
+}
+
+/**
+ * A text from outside cut to what the core reads of it, so the event stays far under the helper's 1 MiB: a
+ * prompt's start (is it the running step's own?) and a turn's or a run's text, which a `|` hands on cut shorter
+ * still (slashkit.core.texts.MAX_HANDED).
+ */
+export function bounded(text: string): string {
+  return text.slice(0, MAX_OUTPUT_CHARS)
 }
 
 /** Whether the helper asked to hear this optional event. */
@@ -423,6 +432,6 @@ export async function reportRun(host: Host, token: number, error: string | null,
   const l = linkOf(host)
   if (l.helper !== from) return
   // Only a step whose output is handed on needs its text; a transport bound keeps the request under the helper's.
-  const text = wanted(STEP_OUTPUT, l) ? output.slice(0, MAX_OUTPUT_CHARS) : ''
+  const text = wanted(STEP_OUTPUT, l) ? bounded(output) : ''
   await sendForeseen(host, 'RunEnded', { token, error, output: text }, error === null ? then : null, at, from)
 }

@@ -9,7 +9,7 @@ import type { Host } from './client.js'
 import { ANSWER_TIMEOUT_MS, ENABLED_KEY, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
 
 export type { Answer, Effect, Reply } from './client.js'
-export { ask, messageOf, prepare, reportRun, wanted } from './client.js'
+export { ask, bounded, messageOf, prepare, reportRun, wanted } from './client.js'
 
 /** The bridge client's host, for this hook's `$`. */
 export function host($: EngineInterface): Host {

@@ -3,7 +3,7 @@
  * translates the engine's payloads into the core's events (docs/bridge.md) and answers with what the core says.
  */
 import type { Register } from 'claude-code'
-import { ask, enabled, host, messageOf, prepare, reportRun, wanted } from './bridge.js'
+import { ask, bounded, enabled, host, messageOf, prepare, reportRun, wanted } from './bridge.js'
 import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
 
 export const register: Register = on => {
@@ -74,14 +74,14 @@ export const register: Register = on => {
 
   on('turn.complete', async ($, e, next) => {
     const result = await next(e)
-    if (wanted('TurnEnded')) await ask(host($), 'TurnEnded', { reason: e.reason, agent: e.agentId ?? null, answer: e.answer })
+    if (wanted('TurnEnded')) await ask(host($), 'TurnEnded', { reason: e.reason, agent: e.agentId ?? null, answer: bounded(e.answer) })
     return result
   })
 
   on('prompt.submit', async ($, e, next) => {
     if (wanted('PromptSubmitted')) {
       const origin = (e.origin as { kind?: string } | undefined)?.kind ?? ''
-      await ask(host($), 'PromptSubmitted', { text: e.text, origin })
+      await ask(host($), 'PromptSubmitted', { text: bounded(e.text), origin })
     }
     return next(e)
   })
