@@ -97,6 +97,34 @@ def test_a_default_root_that_cannot_be_written_is_one_line_naming_it_and_exit_1(
     )
 
 
+def test_a_relative_xdg_data_home_is_ignored_as_the_xdg_spec_asks(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "XDG_DATA_HOME": "rel"}
+    shown = subprocess.run(
+        [sys.executable, "-m", "slashkit.adapters.cli", "claude-code", "plugin-dir", "slash-chain"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert Path(shown.stdout.strip()).is_relative_to(tmp_path / "home" / ".local" / "share" / "slashkit")
+    assert not (tmp_path / "rel").exists()
+
+
+def test_laying_out_replaces_a_link_at_a_plugin_file_and_leaves_what_it_points_at(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's own file\n")
+    hooks = tmp_path / "root" / "plugins" / "slash-chain" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "host.ts").symlink_to(victim)
+    (hooks / "host.ts.tmp").symlink_to(victim)
+    shown = slashkit("claude-code", "plugin-dir", "slash-chain", "--root", str(tmp_path / "root"))
+    assert shown.returncode == 0, shown.stderr
+    assert victim.read_text() == "the user's own file\n"
+    assert not (hooks / "host.ts").is_symlink()
+    assert "export const PYTHON" in (hooks / "host.ts").read_text()
+
+
 def test_run_refuses_a_chain_that_is_not_a_slash_command() -> None:
     refused = slashkit("run", "cost && /context", "--claude", "/bin/true")
     assert refused.returncode == 2

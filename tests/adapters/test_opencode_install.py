@@ -13,10 +13,24 @@ from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.texts import FAIL_TOOL_ID
 
 
-def slashkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def slashkit(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "slashkit.adapters.cli", *args], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "slashkit.adapters.cli", *args], capture_output=True, text=True, env=env, cwd=cwd
     )
+
+
+def plugin_source() -> str:
+    return (resources.files("slashkit.adapters.opencode") / "plugin" / "slashkit.ts").read_text()
+
+
+def a_victim(tmp_path: Path) -> Path:
+    """A file of the user's outside the project, which a checked-out project's links aim at."""
+    victim = tmp_path / "outside" / "victim.txt"
+    victim.parent.mkdir()
+    victim.write_text("the user's own file\n")
+    return victim
 
 
 def test_install_puts_the_entry_in_plugins_and_its_modules_one_folder_down(tmp_path: Path) -> None:
@@ -114,3 +128,81 @@ def test_global_install_under_a_home_that_cannot_be_written_is_one_line_naming_i
     )
     assert (refused.returncode, refused.stdout) == (1, "")
     assert refused.stderr == "slashkit opencode install: error: cannot write /proc/nope: No such file or directory\n"
+
+
+def test_install_writes_through_no_link_a_project_put_at_the_plugins_names(tmp_path: Path) -> None:
+    # A checked-out project may hold links at the entry and at any temporary name beside it.
+    project = tmp_path / "project"
+    plugins = project / ".opencode" / "plugins"
+    plugins.mkdir(parents=True)
+    victim = a_victim(tmp_path)
+    (plugins / "slashkit.ts.tmp").symlink_to(victim)
+    (plugins / "slashkit.ts").symlink_to(victim)
+    shown = slashkit("opencode", "install", str(project))
+    assert shown.returncode == 0, shown.stderr
+    assert victim.read_text() == "the user's own file\n"
+    entry = plugins / "slashkit.ts"
+    assert not entry.is_symlink() and entry.read_text() == plugin_source()
+    # The project's own link is left as it was, and no temporary file is left behind.
+    assert sorted(p.name for p in plugins.iterdir()) == ["slashkit", "slashkit.ts", "slashkit.ts.tmp"]
+    assert (plugins / "slashkit.ts.tmp").readlink() == victim
+
+
+def test_install_and_uninstall_refuse_a_plugin_folder_that_is_a_link_and_touch_nothing(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    install(config_dir(project))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    mine = {name: f"// the user's {name}\n" for name in ("host.ts", "client.ts", "bridge.ts")}
+    for name, text in mine.items():
+        (elsewhere / name).write_text(text)
+    folder = project / ".opencode" / "plugins" / "slashkit"
+    for module in folder.iterdir():
+        module.unlink()
+    folder.rmdir()
+    folder.symlink_to(elsewhere)
+    for what in ("uninstall", "install"):
+        refused = slashkit("opencode", what, str(project))
+        assert (refused.returncode, refused.stdout) == (1, "")
+        assert refused.stderr == (
+            f"slashkit opencode {what}: error: cannot write {folder}: "
+            "a symbolic link, which slashkit does not follow (remove it yourself)\n"
+        )
+        assert {p.name: p.read_text() for p in elsewhere.iterdir()} == mine
+        # Refused before anything was removed: the entry is still there.
+        assert (folder.parent / "slashkit.ts").read_text() == plugin_source()
+
+
+def test_uninstall_removes_links_at_the_plugins_files_not_the_files_they_point_at(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    plugins = project / ".opencode" / "plugins"
+    plugins.mkdir(parents=True)
+    victim = a_victim(tmp_path)
+    (plugins / "slashkit.ts").symlink_to(victim)
+    (plugins / "slashkit").mkdir()
+    (plugins / "slashkit" / "host.ts").symlink_to(tmp_path / "gone")  # a link to nothing is removed too
+    shown = slashkit("opencode", "uninstall", str(project))
+    assert shown.returncode == 0, shown.stderr
+    assert list(plugins.iterdir()) == []
+    assert victim.read_text() == "the user's own file\n"
+
+
+def test_an_install_that_fails_leaves_no_temporary_file(tmp_path: Path) -> None:
+    # A folder at the entry's name: the new file cannot take its place.
+    plugins = tmp_path / ".opencode" / "plugins"
+    (plugins / "slashkit.ts").mkdir(parents=True)
+    refused = slashkit("opencode", "install", str(tmp_path))
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert (
+        refused.stderr == f"slashkit opencode install: error: cannot write {plugins / 'slashkit.ts'}: Is a directory\n"
+    )
+    assert [p.name for p in plugins.iterdir()] == ["slashkit.ts"]
+    assert list((plugins / "slashkit.ts").iterdir()) == []
+
+
+def test_a_relative_xdg_config_home_is_ignored_as_the_xdg_spec_asks(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": "rel"}
+    shown = slashkit("opencode", "install", "--global", env=env, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert (tmp_path / "home" / ".config" / "opencode" / "plugins" / "slashkit.ts").is_file()
+    assert not (tmp_path / "rel").exists()

@@ -4,6 +4,9 @@ line that shows on a terminal only."""
 import asyncio
 import io
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -68,3 +71,48 @@ def test_a_step_that_waits_shows_progress_on_a_terminal_and_clears_it() -> None:
 def test_no_progress_when_stderr_is_no_terminal_or_the_step_is_quick() -> None:
     assert shown_on(io.StringIO(), 0.6) == ""
     assert "waiting" not in shown_on(Terminal(), 0.05)
+
+
+#: What a model or a command may write: a string cut inside a surrogate pair (Claude Code's JSON stream can carry
+#: one), terminal controls (clear the screen, a C1 CSI, a bell, a carriage return that overwrites the line).
+HOSTILE = "cut \ud83d \x1b[2J\x9b31m\x07 over\rwritten é\tend\r\nnext"
+
+
+def printed_by_a_real_process(as_json: bool, encoding: str = "utf-8") -> subprocess.CompletedProcess[bytes]:
+    """Prints HOSTILE as step output and as a notice on the real stdout and stderr of a Python process."""
+    script = (
+        "import sys\n"
+        "from slashkit.adapters.sdk import Notice, Output\n"
+        "from slashkit.adapters.sdk.terminal import Printer\n"
+        f"printer = Printer(sys.stdout, sys.stderr, {as_json!r})\n"
+        f"printer.show(Output(1, {HOSTILE!r}))\n"
+        f"printer.show(Notice({HOSTILE!r}))\n"
+        "printer.outcome('ran')\n"
+    )
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, env=env, timeout=60)
+
+
+def test_text_mode_prints_controls_and_a_lone_surrogate_as_escapes_on_a_real_stdout() -> None:
+    shown = printed_by_a_real_process(as_json=False)
+    assert shown.returncode == 0, shown.stderr.decode()
+    safe = "cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten é\tend\nnext\n"
+    assert shown.stdout.decode() == safe
+    assert shown.stderr.decode() == "slashkit: " + safe
+
+
+def test_text_mode_escapes_what_the_streams_encoding_cannot_hold() -> None:
+    shown = printed_by_a_real_process(as_json=False, encoding="ascii")
+    assert shown.returncode == 0, shown.stderr.decode()
+    assert shown.stdout.decode("ascii") == "cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten \\xe9\tend\nnext\n"
+
+
+def test_json_mode_writes_ascii_json_that_reads_back_as_the_text_was() -> None:
+    shown = printed_by_a_real_process(as_json=True, encoding="ascii")
+    assert shown.returncode == 0, shown.stderr.decode()
+    lines = [json.loads(line) for line in shown.stdout.decode("ascii").splitlines()]
+    assert lines == [
+        {"event": "output", "index": 1, "text": HOSTILE},
+        {"event": "notice", "text": HOSTILE},
+        {"event": "outcome", "outcome": "ran", "exit": 0},
+    ]

@@ -4,6 +4,8 @@ how a query's end reads, what the core is told, and how the core's lines and cha
 from typing import Any
 
 import pytest
+from claude_agent_sdk import ResultMessage
+from claude_agent_sdk._internal.message_parser import parse_message
 from returns.result import Failure, Success
 
 from slashkit.adapters.memory import DictStore
@@ -20,7 +22,7 @@ from slashkit.adapters.sdk.mapping import (
     step_note,
     tool_answer,
 )
-from slashkit.adapters.sdk.session import command_names
+from slashkit.adapters.sdk.session import command_names, query_end
 from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.chain import Step
@@ -74,6 +76,43 @@ class TestStepEnd:
     def test_a_local_command_stopped_before_it_ran_failed_with_the_sessions_words(self) -> None:
         end = QueryEnd(True, 0, "", terminal_reason="aborted_streaming", errors=("prompt_check: stopped",))
         assert step_end(end) == ("failed", "prompt_check: stopped")
+
+
+#: A ResultMessage as the CLI's JSON stream has it; the SDK's parser passes its fields through unchecked.
+RESULT: dict[str, Any] = {
+    "type": "result",
+    "subtype": "error_during_execution",
+    "duration_ms": 1,
+    "duration_api_ms": 1,
+    "is_error": True,
+    "num_turns": 0,
+    "session_id": "s",
+}
+
+
+@pytest.mark.parametrize(
+    ("fields", "ended"),
+    [
+        ({"errors": [{"message": "boom"}, None, "cut"]}, ("failed", '{"message": "boom"}; cut')),
+        ({"errors": "boom"}, ("failed", "boom")),
+        ({"errors": 7, "result": "why"}, ("failed", "why")),
+        ({"is_error": False, "result": 5}, ("ran", "5")),
+        ({"is_error": False, "result": {"a": [1]}}, ("ran", '{"a": [1]}')),
+        ({"num_turns": 1, "terminal_reason": ["x"]}, ("error", "")),
+        ({"num_turns": 1, "is_error": False, "stop_reason": {"x": 1}, "result": "hi"}, ("answer", "hi")),
+        ({"num_turns": None}, ("failed", "")),
+        ({"num_turns": "3", "is_error": False, "result": "r"}, ("ran", "r")),
+        ({"num_turns": True, "is_error": False, "result": "r"}, ("ran", "r")),
+        ({"is_error": "no", "result": "r"}, ("ran", "r")),
+    ],
+)
+def test_a_result_message_with_fields_of_the_wrong_type_ends_its_step_by_the_rules(
+    fields: dict[str, Any], ended: tuple[str, str]
+) -> None:
+    # Each of these raised a TypeError (or made a number the step's output) before query_end checked types.
+    message = parse_message({**RESULT, **fields})
+    assert isinstance(message, ResultMessage)
+    assert step_end(query_end(message, "", prompted=False)) == ended
 
 
 class TestNote:

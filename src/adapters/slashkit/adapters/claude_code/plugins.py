@@ -3,13 +3,12 @@ interpreter they start and the texts they register, generated from the core so n
 
 import hashlib
 import json
-import os
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge.shim import helper_facts, typescript_constants, write_file
+from slashkit.adapters.bridge.shim import helper_facts, typescript_constants, write_file, xdg_home
 from slashkit.core import texts
 from slashkit.core.chain_session import ENABLED_KEY
 
@@ -25,8 +24,9 @@ _UNAVAILABLE: Final = {"slash-chain": texts.CHAIN_UNAVAILABLE, "self-command": t
 
 
 def default_root(python: str = sys.executable) -> Path:
-    """The marketplace folder for this interpreter: one per slashkit version and interpreter path."""
-    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    """The marketplace folder for this interpreter: one per slashkit version and interpreter path, under
+    `$XDG_DATA_HOME` (a relative value is ignored, as the XDG spec asks)."""
+    data = xdg_home("XDG_DATA_HOME", ".local/share")
     tag = hashlib.sha256(python.encode()).hexdigest()[:12]
     return data / "slashkit" / "claude-code" / f"{VERSION}-{tag}"
 

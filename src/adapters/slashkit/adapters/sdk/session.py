@@ -4,6 +4,7 @@ run one of the session's built-ins. The core decides everything; `slashkit.adapt
 
 import asyncio
 import dataclasses
+import json
 from collections import deque
 from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Any, Final, cast
@@ -392,17 +393,48 @@ class SlashSession:
 
 
 def query_end(result: ResultMessage, synthetic: str, prompted: bool) -> QueryEnd:
-    """The plain values of a query's ResultMessage the mapping reads."""
+    """The plain values of a query's ResultMessage the mapping reads.
+
+    The SDK hands on the CLI's JSON fields without checking their types, so each is read here, once: a value of
+    the wrong type counts as absent (`is_error` is true only as `true`; `num_turns` a count, else 0; the
+    reasons words, else none), except where it is text a person reads (`result`, each of `errors`), which
+    shows as its JSON. A step then ends by the core's rules, never with a TypeError.
+    """
     return QueryEnd(
-        is_error=result.is_error,
-        num_turns=result.num_turns,
-        result=result.result or "",
-        terminal_reason=result.terminal_reason,
-        stop_reason=result.stop_reason,
-        errors=tuple(result.errors) if result.errors else (),
+        is_error=result.is_error is True,
+        num_turns=_count(result.num_turns),
+        result=_text(result.result),
+        terminal_reason=_word(result.terminal_reason),
+        stop_reason=_word(result.stop_reason),
+        errors=_texts(result.errors),
         synthetic=synthetic,
         prompted=prompted,
     )
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _word(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _text(value: object) -> str:
+    """Text as it came, nothing for none, anything else as its JSON (`5`, `{"message": "boom"}`).
+
+    >>> _text({"message": "boom"}), _text(None), _text(5)
+    ('{"message": "boom"}', '', '5')
+    """
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    """The `errors` list's texts; one text alone counts as a list of it."""
+    items = [value] if isinstance(value, str) else value if isinstance(value, list | tuple) else []
+    return tuple(text for text in map(_text, items) if text)
 
 
 def command_names(info: Mapping[str, Any] | None) -> tuple[frozenset[str] | None, Collection[str]]:

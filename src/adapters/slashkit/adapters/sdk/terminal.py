@@ -4,6 +4,7 @@ or JSON lines), a progress line on a terminal's stderr while a step waits, and t
 import asyncio
 import itertools
 import json
+import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,9 @@ _CONVERTER: Final = make_converter()
 #: Code 2.1.328 through the SDK), so a step still running after this waits on the model.
 _PROGRESS_AFTER: Final = 0.3
 _SPINNER: Final = "|/-\\"
+#: C0 and C1 controls but newline and tab, and DEL: text a model or a command wrote could carry them to move the
+#: cursor, clear the screen, retitle the window or hide what follows, so text mode shows them as escapes.
+_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @frozen
@@ -142,11 +146,13 @@ class Printer:
             return
         self.progress_done()
         if self._json:
-            self._line(json.dumps(json_of(event), ensure_ascii=False))
+            # ASCII escapes: a lone surrogate (Claude Code's JSON can carry one where a string was cut inside a
+            # pair) or a control reaches the reader as valid JSON, whatever the stream's encoding.
+            self._line(json.dumps(json_of(event)))
         else:
             self._text(event)
         if isinstance(event, StepStarted | CommandStarted) and self._err.isatty():
-            self._progress = asyncio.create_task(self._spin(event.step.name))
+            self._progress = asyncio.create_task(self._spin(visible(event.step.name, self._err)))
 
     def outcome(self, ended: Ended) -> None:
         """The last JSON line: how the run ended, and the exit status."""
@@ -154,7 +160,7 @@ class Printer:
             self._line(json.dumps({"event": "outcome", "outcome": ended, "exit": EXIT[ended]}))
 
     def problem(self, text: str) -> None:
-        print(f"slashkit: {text}", file=self._err, flush=True)
+        print(visible(f"slashkit: {text}", self._err), file=self._err, flush=True)
 
     def progress_done(self) -> None:
         if self._progress is None:
@@ -167,7 +173,7 @@ class Printer:
     def _text(self, event: Event) -> None:
         match event:
             case Line(text) | Output(text=text):
-                self._line(text)
+                self._line(visible(text, self._out))
             case Notice(text):
                 self.problem(text)
 
@@ -181,6 +187,19 @@ class Printer:
             self._err.write(f"\r{mark} {name}: waiting on the model ({time.monotonic() - started:.0f} s)")
             self._err.flush()
             await asyncio.sleep(0.1)
+
+
+def visible(text: str, stream: TextIO) -> str:
+    """`text` as it is safe to print on `stream`: controls but newline and tab as `\\xNN` escapes (a CRLF line
+    end is a newline), and characters the stream's encoding cannot hold (a lone surrogate, anything past ASCII
+    on an ASCII stream) as backslash escapes, so printing neither fails nor drives the terminal.
+
+    >>> print(visible("cut \\ud83d \\x1b[2J\\x9b1m ok\\r\\n", sys.stdout), end="")
+    cut \\ud83d \\x1b[2J\\x9b1m ok
+    """
+    shown = _CONTROLS.sub(lambda control: f"\\x{ord(control[0]):02x}", text.replace("\r\n", "\n"))
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    return shown.encode(encoding, "backslashreplace").decode(encoding)
 
 
 def json_of(event: Event) -> dict[str, Any]:
