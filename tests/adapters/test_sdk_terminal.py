@@ -74,8 +74,9 @@ def test_no_progress_when_stderr_is_no_terminal_or_the_step_is_quick() -> None:
 
 
 #: What a model or a command may write: a string cut inside a surrogate pair (Claude Code's JSON stream can carry
-#: one), terminal controls (clear the screen, a C1 CSI, a bell, a carriage return that overwrites the line).
-HOSTILE = "cut \ud83d \x1b[2J\x9b31m\x07 over\rwritten é\tend\r\nnext"
+#: one), terminal controls (clear the screen, a C1 CSI, a bell, a carriage return that overwrites the line), and a
+#: right-to-left override that shows the end of the line reversed.
+HOSTILE = "cut \ud83d \x1b[2J\x9b31m\x07 over\rwritten é\tend\u202e txt.exe\r\nnext"
 
 
 def printed_by_a_real_process(as_json: bool, encoding: str = "utf-8") -> subprocess.CompletedProcess[bytes]:
@@ -96,7 +97,7 @@ def printed_by_a_real_process(as_json: bool, encoding: str = "utf-8") -> subproc
 def test_text_mode_prints_controls_and_a_lone_surrogate_as_escapes_on_a_real_stdout() -> None:
     shown = printed_by_a_real_process(as_json=False)
     assert shown.returncode == 0, shown.stderr.decode()
-    safe = "cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten é\tend\nnext\n"
+    safe = "cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten é\tend\\u202e txt.exe\nnext\n"
     assert shown.stdout.decode() == safe
     assert shown.stderr.decode() == "slashkit: " + safe
 
@@ -104,7 +105,8 @@ def test_text_mode_prints_controls_and_a_lone_surrogate_as_escapes_on_a_real_std
 def test_text_mode_escapes_what_the_streams_encoding_cannot_hold() -> None:
     shown = printed_by_a_real_process(as_json=False, encoding="ascii")
     assert shown.returncode == 0, shown.stderr.decode()
-    assert shown.stdout.decode("ascii") == "cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten \\xe9\tend\nnext\n"
+    escaped = "cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten \\xe9\tend\\u202e txt.exe\nnext\n"
+    assert shown.stdout.decode("ascii") == escaped
 
 
 def test_json_mode_writes_ascii_json_that_reads_back_as_the_text_was() -> None:

@@ -37,8 +37,9 @@ _CONVERTER: Final = make_converter()
 _PROGRESS_AFTER: Final = 0.3
 _SPINNER: Final = "|/-\\"
 #: C0 and C1 controls but newline and tab, and DEL: text a model or a command wrote could carry them to move the
-#: cursor, clear the screen, retitle the window or hide what follows, so text mode shows them as escapes.
-_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: cursor, clear the screen, retitle the window or hide what follows, so text mode shows them as escapes. So are
+#: the bidirectional marks, overrides and isolates, which reorder what a line shows against what it holds.
+_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 @frozen
@@ -197,9 +198,14 @@ def visible(text: str, stream: TextIO) -> str:
     >>> print(visible("cut \\ud83d \\x1b[2J\\x9b1m ok\\r\\n", sys.stdout), end="")
     cut \\ud83d \\x1b[2J\\x9b1m ok
     """
-    shown = _CONTROLS.sub(lambda control: f"\\x{ord(control[0]):02x}", text.replace("\r\n", "\n"))
+    shown = _CONTROLS.sub(_escaped, text.replace("\r\n", "\n"))
     encoding = getattr(stream, "encoding", None) or "utf-8"
     return shown.encode(encoding, "backslashreplace").decode(encoding)
+
+
+def _escaped(control: re.Match[str]) -> str:
+    code = ord(control[0])
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def json_of(event: Event) -> dict[str, Any]:
