@@ -429,3 +429,21 @@ def test_a_deleted_session_ends_its_helper_and_no_other(start: Start) -> None:
     while run.server.helper_pids() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert run.server.helper_pids() == []
+
+
+def test_a_session_made_before_opencode_started_is_still_the_persons(tmp_path: Path) -> None:
+    # A new opencode tells the plugin of no session it did not create: whether the session has a parent is read
+    # from the stored session, and the person's own session still runs a line led by /compact as a chain.
+    with OpenAIServer([text("Hello Bob"), text("Hello Carol")]) as model:
+        project = write_project(tmp_path / "project", model.url, COMMANDS)
+        install(config_dir(project), sys.executable)
+        with OpencodeServer(project, tmp_path) as server:
+            session = server.create_session()
+            server.command(session, "greet", "Bob").wait()
+            server.wait_quiet(session)
+        with OpencodeServer(project, tmp_path) as server:
+            assert server.prompt(session, "/compact && /greet Carol").wait().status == 200
+            server.wait_quiet(session, quiet=2.5)
+            assert [r.kind for r in model.requests if r.kind != "title"] == ["main", "summary", "main"]
+            assert [r.last_user_text() for r in model.main_requests] == ["Greet Bob warmly.", "Greet Carol warmly."]
+            assert server.ignored_lines(session)[-1] == "all 2 command(s) ran"
