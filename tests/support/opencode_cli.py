@@ -179,7 +179,8 @@ class OpencodeServer:
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
-        threading.Thread(target=self._read_output, daemon=True).start()
+        reader = threading.Thread(target=self._read_output, daemon=True)
+        reader.start()
         threading.Thread(target=self._end_after_lifetime, daemon=True).start()
         if not self._wait(
             lambda: bool(self.url) or self._process is None or self._process.poll() is not None, self.start_timeout
@@ -187,6 +188,8 @@ class OpencodeServer:
             self.stop()
             raise TimeoutError(f"opencode did not say 'listening' within {self.start_timeout:g} s:\n{self.log()}")
         if not self.url:
+            # The process may be seen gone before its last lines were read: read them to the end first.
+            reader.join(5.0)
             raise RuntimeError(f"opencode exited before it listened:\n{self.log()}")
         threading.Thread(target=self._read_events, daemon=True).start()
         self._wait(lambda: any(e.get("type") == "server.connected" for e in self.events), 10.0)
