@@ -350,3 +350,100 @@ def test_a_plain_prompt_that_is_no_chain_of_a_built_in_reaches_the_model_as_type
     assert [r.kind for r in run.model.requests].count("summary") == 0
     assert run.lines() == []
     assert list(tmp_path.rglob("slashkit-*")) == []
+
+
+def test_a_subagents_prompt_the_model_wrote_starts_no_chain_and_no_helper(start: Start, tmp_path: Path) -> None:
+    # opencode's task tool prompts a child session with the text the model wrote, through the same hook as the
+    # person's prompt: a line led by /compact there is the model's, not the person's typing, so it is no chain.
+    # The subagent gets it as written, as it would without the plugin.
+    task = {"description": "greet someone", "prompt": "/compact && /greet Mallory", "subagent_type": "general"}
+    run = start([tool_call("task", task), text("child done"), text("parent done")])
+    assert run.server.prompt(run.session, "look into it").wait().status == 200
+    run.quiet()
+    children = [
+        e["properties"]["info"]["id"]
+        for e in run.server.of_type("session.created")
+        if e["properties"]["info"].get("parentID") == run.session
+    ]
+    assert len(children) == 1
+    print("".join(run.server.output))
+    assert [r.kind for r in run.model.requests if r.kind != "title"] == ["main", "main", "main"]
+    assert run.asked() == ["look into it", "/compact && /greet Mallory", "look into it"]
+    assert "child done" in run.model.main_requests[2].tool_results()[0]
+    assert run.server.of_type("session.compacted") == []
+    assert run.server.ignored_lines(children[0]) == [] and run.lines() == []
+    assert run.server.helper_pids() == []
+    assert list(tmp_path.rglob("slashkit-*")) == []
+
+
+def test_the_persons_prompt_after_slash_chain_still_cancels_and_a_line_led_by_compact_still_chains(
+    start: Start,
+) -> None:
+    # /slash-chain is answered by throwing, so no chat.message follows it: the person's next prompt is theirs, not
+    # taken for the text "/slash-chain" (which the core would not take for a cancelling prompt).
+    run = start([text("Hello Bob", delay=4.0), text("Sure."), text("Hello Dan")])
+    typed = run.server.command(run.session, "greet", "Bob && /greet Carol")
+    run.server.wait_event("session.status", run.session)
+    assert run.server.command(run.session, "slash-chain", "").wait().status == 500
+    run.server.prompt(run.session, "never mind, tell me a joke").wait()
+    typed.wait()
+    run.quiet()
+    assert run.asked()[-1] == "never mind, tell me a joke"
+    assert "Greet Carol warmly." not in run.asked()
+    # And a line led by /compact typed after /slash-chain is a chain, as it is without it.
+    assert run.server.command(run.session, "slash-chain", "").wait().status == 500
+    assert run.server.prompt(run.session, "/compact && /greet Dan").wait().status == 200
+    run.quiet()
+    assert [r.kind for r in run.model.requests if r.kind != "title"] == ["main", "main", "summary", "main"]
+    assert run.asked()[-1] == "Greet Dan warmly."
+    assert run.lines() == [
+        "1/2: /greet Bob",
+        "on · 1/2 /greet Bob, waiting for its turn",
+        "cancelled; not run: /greet",
+        "on · no chain runs",
+        "/compact && /greet Dan",
+        "1/2: /compact",
+        "2/2: /greet Dan",
+        "all 2 command(s) ran",
+    ]
+
+
+def test_a_deleted_session_ends_its_helper_and_no_other(start: Start) -> None:
+    # Each session has its own helper; opencode deleting the session ends it (the plugin asks it to exit), and
+    # leaves the other session's helper running.
+    run = start([text("ok") for _ in range(4)])
+    other = run.server.create_session()
+    for session in (run.session, other):
+        run.server.command(session, "greet", "Bob && /greet Carol").wait()
+        run.server.wait_quiet(session, quiet=2.5)
+    both = run.server.helper_pids()
+    assert len(both) == 2
+    assert run.server.request("DELETE", f"/session/{run.session}")[0] == 200
+    deadline = time.monotonic() + 10
+    while len(run.server.helper_pids()) > 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    [left] = run.server.helper_pids()
+    assert left in both
+    assert run.server.request("DELETE", f"/session/{other}")[0] == 200
+    deadline = time.monotonic() + 10
+    while run.server.helper_pids() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert run.server.helper_pids() == []
+
+
+def test_a_session_made_before_opencode_started_is_still_the_persons(tmp_path: Path) -> None:
+    # A new opencode tells the plugin of no session it did not create: whether the session has a parent is read
+    # from the stored session, and the person's own session still runs a line led by /compact as a chain.
+    with OpenAIServer([text("Hello Bob"), text("Hello Carol")]) as model:
+        project = write_project(tmp_path / "project", model.url, COMMANDS)
+        install(config_dir(project), sys.executable)
+        with OpencodeServer(project, tmp_path) as server:
+            session = server.create_session()
+            server.command(session, "greet", "Bob").wait()
+            server.wait_quiet(session)
+        with OpencodeServer(project, tmp_path) as server:
+            assert server.prompt(session, "/compact && /greet Carol").wait().status == 200
+            server.wait_quiet(session, quiet=2.5)
+            assert [r.kind for r in model.requests if r.kind != "title"] == ["main", "summary", "main"]
+            assert [r.last_user_text() for r in model.main_requests] == ["Greet Bob warmly.", "Greet Carol warmly."]
+            assert server.ignored_lines(session)[-1] == "all 2 command(s) ran"

@@ -179,7 +179,8 @@ class OpencodeServer:
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
-        threading.Thread(target=self._read_output, daemon=True).start()
+        reader = threading.Thread(target=self._read_output, daemon=True)
+        reader.start()
         threading.Thread(target=self._end_after_lifetime, daemon=True).start()
         if not self._wait(
             lambda: bool(self.url) or self._process is None or self._process.poll() is not None, self.start_timeout
@@ -187,6 +188,8 @@ class OpencodeServer:
             self.stop()
             raise TimeoutError(f"opencode did not say 'listening' within {self.start_timeout:g} s:\n{self.log()}")
         if not self.url:
+            # The process may be seen gone before its last lines were read: read them to the end first.
+            reader.join(5.0)
             raise RuntimeError(f"opencode exited before it listened:\n{self.log()}")
         threading.Thread(target=self._read_events, daemon=True).start()
         self._wait(lambda: any(e.get("type") == "server.connected" for e in self.events), 10.0)
@@ -210,6 +213,35 @@ class OpencodeServer:
 
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
+
+    def helper_pids(self) -> list[int]:
+        """The slashkit helpers this server's plugin started and that still run: descendants of the server whose
+        command line runs `slashkit.adapters.bridge.helper` (a helper starts a session of its own, so its process
+        group is not the server's)."""
+        process = self._process
+        if process is None:
+            return []
+        parents: dict[int, int] = {}
+        helpers = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                # The parent's pid is the second field after the command name, which may hold spaces.
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                # A helper that exited and was not reaped yet has an empty command line.
+                if b"slashkit.adapters.bridge.helper" in (entry / "cmdline").read_bytes().split(b"\0"):
+                    helpers.append(int(entry.name))
+
+        def below_server(pid: int) -> bool:
+            seen = 0
+            while pid > 1 and seen < 64:
+                if pid == process.pid:
+                    return True
+                pid, seen = parents.get(pid, 0), seen + 1
+            return False
+
+        return sorted(pid for pid in helpers if below_server(pid))
 
     def log(self) -> str:
         """What the server printed, for a failure message."""

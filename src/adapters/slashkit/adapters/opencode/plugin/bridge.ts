@@ -15,8 +15,9 @@ export { ask, link, messageOf, reportRun, wanted } from './client.js'
 /** Longest answer read; the helper's are a few KiB. */
 const MAX_ANSWER = 1 << 20
 
-/** What a session gives its host: where its lines and runs go, and its own link to its own helper. */
-export type SessionCalls = Pick<Host, 'log' | 'toast' | 'run' | 'saveEnabled'> & { link: Link }
+/** What a session gives its host: where its lines and runs go, its own link to its own helper, and whether opencode
+ * deleted it (a deleted session starts no helper). */
+export type SessionCalls = Pick<Host, 'log' | 'toast' | 'run' | 'saveEnabled'> & { link: Link; gone: () => boolean }
 
 /** The bridge client's host for one opencode session. */
 export function nodeHost(calls: SessionCalls): Host {
@@ -31,6 +32,11 @@ export function nodeHost(calls: SessionCalls): Host {
         const [file, ...args] = argv
         if (file === undefined) {
           reject(new Error('no interpreter'))
+          return
+        }
+        // A timer or a run the core asked for before the session was deleted would start a helper no one ends.
+        if (calls.gone()) {
+          reject(new Error('its session was deleted'))
           return
         }
         const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] })

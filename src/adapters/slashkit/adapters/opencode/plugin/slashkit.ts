@@ -55,6 +55,8 @@ type Session = {
   /** The core's reply to each refused control tool call, by its call id: asked once (a part is updated more than
    * once), and placed in every later request's copy of the call's result. */
   answered: Map<string, Promise<Answer>>
+  /** Set once opencode deleted the session: its helper was asked to exit, and nothing starts another. */
+  gone: boolean
 }
 
 type ToolPart = {
@@ -67,6 +69,13 @@ type ToolPart = {
 
 export const SlashkitPlugin: Plugin = async ({ client }) => {
   const sessions = new Map<string, Session>()
+  /**
+   * Whether each session the plugin looked at is a child session (it has a `parentID`): a subagent's, which
+   * opencode's task tool prompts with the text the model wrote, through the same path as the person's prompt
+   * (`chat.message`, measured on 1.18.33). Filled from `session.created` / `session.updated` events and, for a
+   * session no event told of yet, from the stored session.
+   */
+  const parents = new Map<string, boolean>()
   let templates: Map<string, string> | undefined
   let counter = 0
 
@@ -80,7 +89,9 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         // Its calls reach `s` only once they run, after it is made.
         host: nodeHost({
           link: own,
+          gone: () => s.gone,
           log: text => {
+            if (s.gone) return
             s.logged?.push(text)
             void line(s, text)
           },
@@ -99,6 +110,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         logged: undefined,
         model: undefined,
         answered: new Map(),
+        gone: false,
       }
       sessions.set(id, s)
       // opencode runs no session headless that a queued command could follow (`opencode run` exits at its
@@ -109,8 +121,46 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     return found
   }
 
-  /** The session as the plugin knows it; inside lich every session is known, so the core hears its start. */
-  const known = (id: string): Session | undefined => (IN_LICH ? session(id) : sessions.get(id))
+  /**
+   * Whether a session is a child session, whose prompts the model wrote (a subagent's): none of them is the
+   * person's typing, so the plugin does nothing for them. The stored session says so when no event did yet; if it
+   * cannot be read, the session is taken for a child (the plugin then leaves its prompts to opencode, as typed).
+   */
+  const isChild = async (id: string): Promise<boolean> => {
+    const seen = parents.get(id)
+    if (seen !== undefined) return seen
+    try {
+      const stored = (await client.session.get({ path: { id } })).data as { parentID?: unknown } | undefined
+      if (stored === undefined) return true
+      const child = typeof stored.parentID === 'string' && stored.parentID !== ''
+      parents.set(id, child)
+      return child
+    } catch {
+      return true
+    }
+  }
+
+  /** The session as the plugin knows it; inside lich every session but a child is known, so the core hears its start. */
+  const known = async (id: string): Promise<Session | undefined> =>
+    IN_LICH && !sessions.has(id) && !(await isChild(id)) ? session(id) : sessions.get(id)
+
+  /**
+   * Forgets a session opencode deleted and asks its helper to exit (`/v1/exit`, as the client retires a helper
+   * that failed): each session's helper would otherwise live as long as opencode (measured on 1.18.33: nothing
+   * else ends it). A timer or run still pending for it finds the session gone and starts no helper.
+   */
+  const end = (id: string): void => {
+    parents.delete(id)
+    const s = sessions.get(id)
+    if (s === undefined) return
+    sessions.delete(id)
+    s.gone = true
+    s.held = []
+    const helper = s.link.helper
+    s.link.helper = undefined
+    s.link.wants = new Set()
+    if (helper !== undefined) void helper.socket.then(path => s.host.post(path, '/v1/exit', '')).catch(() => undefined)
+  }
 
   /** An id of the form opencode gives messages (`msg_` + 12 hex of time + 14 characters), ascending. */
   const ownId = (s: Session): string => {
@@ -137,6 +187,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
 
   /** Runs a step as the person's typed command would run; resolves with its text, rejects with its error. */
   const run = async (s: Session, command: string, args: string): Promise<string> => {
+    if (s.gone) throw new Error('its session was deleted')
     // A queued self-command is asked for while its turn runs: opencode holds a summarize called then until that
     // turn ended (measured on 1.18.33, tests/engine/test_opencode_self_command.py).
     await s.lines
@@ -258,7 +309,9 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         await handPrompt(s, parts)
         return
       }
-      s.typed = `/${input.command}${input.arguments === '' ? '' : ` ${input.arguments}`}`
+      // The person's text, for the `chat.message` that follows only a command that runs: a command answered by
+      // throwing has none, and a text left here would be taken for the person's next prompt.
+      const typed = `/${input.command}${input.arguments === '' ? '' : ` ${input.arguments}`}`
       if (input.command === facts.CHAIN_COMMAND) {
         const answer = await askForCommand(s, 'ChainCommandTyped', { args: input.arguments, enabled: enabled() })
         // With no answer, `ask` already wrote the line that says why.
@@ -268,7 +321,10 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         // and the TUI shows nothing of it).
         throw new Error(reply?.kind === 'text' ? reply.text : 'slash-chain: no answer')
       }
-      if (!facts.SEPARATOR.test(input.arguments)) return
+      if (!facts.SEPARATOR.test(input.arguments)) {
+        s.typed = typed
+        return
+      }
       // A command that reaches this hook was sent by the person (the TUI's prompt, or the server's API for them).
       const answer = await askForCommand(s, 'ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled() })
       // The lines the answer wrote go out before the command's turn starts: one stored while it runs would
@@ -277,6 +333,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       const reply = answer?.reply
       // The core answered the command itself: it is not to run.
       if (reply?.kind === 'text') throw new Error(reply.text)
+      s.typed = typed
       if (answer === undefined || reply?.kind !== 'run') return
       let error: string | null = null
       try {
@@ -294,7 +351,14 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     'chat.message': async (input, output) => {
       const parts = output.parts as Part[]
       const led = ledByBuiltin(parts)
-      const s = led === undefined ? known(input.sessionID) : session(input.sessionID)
+      const id = input.sessionID
+      // Nothing to do for a prompt of a session the plugin does not know, unless it may start a chain or lich
+      // wants to hear of the session.
+      if (led === undefined && !IN_LICH && !sessions.has(id)) return
+      // A subagent's prompt is the model's text, not the person's typing: it starts no chain and no helper, and
+      // reaches the subagent as written (docs/opencode.md, "Child sessions").
+      if (await isChild(id)) return
+      const s = led === undefined ? await known(id) : session(id)
       if (s === undefined) return
       if (input.model !== undefined) s.model = input.model
       // The plugin's own lines and steps come here too (measured on 1.18.33), also inside its own hooks.
@@ -308,6 +372,14 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     },
 
     event: async ({ event }) => {
+      const type = event.type as string
+      if (type === 'session.created' || type === 'session.updated' || type === 'session.deleted') {
+        const info = (event.properties as { info?: { id?: unknown; parentID?: unknown } }).info
+        if (typeof info?.id !== 'string') return
+        if (type === 'session.deleted') end(info.id)
+        else parents.set(info.id, typeof info.parentID === 'string' && info.parentID !== '')
+        return
+      }
       if (event.type === 'session.status') {
         const s = sessions.get(event.properties.sessionID)
         if (s === undefined) return
@@ -320,7 +392,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         // (measured on 1.18.33). The core hears of it at once, so a queued command is queued during the turn.
         const part = event.properties.part as ToolPart
         if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') return
-        const s = known((event.properties.part as { sessionID: string }).sessionID)
+        const s = await known((event.properties.part as { sessionID: string }).sessionID)
         if (s !== undefined) await controlAnswered(s, part)
         return
       }
@@ -355,7 +427,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       for (const message of output.messages) {
         for (const part of message.parts as ToolPart[]) {
           if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') continue
-          const s = known(message.info.sessionID)
+          const s = await known(message.info.sessionID)
           const reply = s === undefined ? undefined : (await controlAnswered(s, part))?.reply
           if (reply?.kind === 'deny') part.state.error = reply.text
           // A queued command answers the call (not an error); a completed state is opencode's form of a result.
