@@ -334,6 +334,12 @@ async function watch(host: Host, mine: Helper, ready: (path: string) => void, fa
   }
 }
 
+/** Asks a link's helper to exit and forgets it, when the host's session has ended. */
+export function close(host: Host): void {
+  const helper = linkOf(host).helper
+  if (helper !== undefined) retire(host, helper)
+}
+
 /** Forgets a helper that failed and asks it to exit, so the next event starts a fresh one. */
 function retire(host: Host, failed: Helper): void {
   const l = linkOf(host)

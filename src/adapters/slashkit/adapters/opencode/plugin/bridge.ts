@@ -10,7 +10,7 @@ import type { Host, Link } from './client.js'
 import { ANSWER_TIMEOUT_MS, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
 
 export type { Answer, Effect, Link, Reply } from './client.js'
-export { ask, link, messageOf, reportRun, wanted } from './client.js'
+export { ask, bounded, close, link, messageOf, reportRun, wanted } from './client.js'
 
 /** Longest answer read; the helper's are a few KiB. */
 const MAX_ANSWER = 1 << 20

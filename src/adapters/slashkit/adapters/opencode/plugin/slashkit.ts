@@ -8,7 +8,7 @@ import type { Plugin } from '@opencode-ai/plugin'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { ask, link, messageOf, nodeHost, reportRun, wanted, type Answer, type Effect, type Link } from './slashkit/bridge.js'
+import { ask, bounded, close, link, messageOf, nodeHost, reportRun, wanted, type Answer, type Effect, type Link } from './slashkit/bridge.js'
 import type { Host } from './slashkit/client.js'
 import * as facts from './slashkit/host.js'
 
@@ -156,10 +156,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     sessions.delete(id)
     s.gone = true
     s.held = []
-    const helper = s.link.helper
-    s.link.helper = undefined
-    s.link.wants = new Set()
-    if (helper !== undefined) void helper.socket.then(path => s.host.post(path, '/v1/exit', '')).catch(() => undefined)
+    close(s.host)
   }
 
   /** An id of the form opencode gives messages (`msg_` + 12 hex of time + 14 characters), ascending. */
@@ -368,7 +365,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       if (typed === undefined && led !== undefined && (await chainInPlace(s, led, parts))) return
       if (!wanted('PromptSubmitted', s.link)) return
       const text = typed ?? (output.parts as Part[]).map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
-      await ask(s.host, 'PromptSubmitted', { text, origin: 'composer' })
+      await ask(s.host, 'PromptSubmitted', { text: bounded(text), origin: 'composer' })
     },
 
     event: async ({ event }) => {
@@ -416,7 +413,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       }
       if (!wanted('TurnEnded', s.link)) return
       const answer = wanted(STEP_OUTPUT, s.link) ? await lastAnswer(s) : ''
-      await ask(s.host, 'TurnEnded', { reason, agent: null, answer })
+      await ask(s.host, 'TurnEnded', { reason, agent: null, answer: bounded(answer) })
     },
 
     // Measured on 1.18.33: before each model request (and before a compaction's summary) opencode hands this hook
