@@ -212,10 +212,16 @@ def unavailable(why: str) -> str:
     return CHAIN_UNAVAILABLE.replace("{why}", why)
 
 
-#: A stand-in for the helper's interpreter: it says READY on a socket of its own, takes the first connection, then
-#: is killed there or never answers (and leaves after 30 s, whoever waits).
+#: A stand-in for the helper's interpreter: it writes down its pid, then either never says READY (`mute`), or says
+#: READY on a socket of its own, takes the first connection, and is killed there (`killed`) or never answers
+#: (`slow`); it leaves after 30 s, whoever waits.
 FAKE_HELPER = """#!{python}
 import os, signal, socket, sys, tempfile, time
+with open({pid_file!r}, "w") as written:
+    written.write(str(os.getpid()))
+if {mode!r} == "mute":
+    time.sleep(30)
+    sys.exit(0)
 folder = tempfile.mkdtemp(prefix="fake-helper-")
 path = os.path.join(folder, "s")
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -223,32 +229,50 @@ listener.bind(path)
 listener.listen(8)
 print("READY " + path, flush=True)
 connection, _ = listener.accept()
-if {killed}:
+if {mode!r} == "killed":
     os.kill(os.getpid(), signal.SIGKILL)
 time.sleep(30)
 """
 
 
-@pytest.mark.parametrize("killed", [True, False], ids=["killed", "slow"])
-def test_a_helper_killed_or_silent_lets_the_typed_command_run_as_typed_with_one_line(
-    start: Start, tmp_path: Path, killed: bool
+def ends_soon(pid: int) -> bool:
+    """Tells whether the process is gone (or a zombie) within 5 s."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("mode", ["killed", "slow", "mute"])
+def test_a_helper_killed_silent_or_mute_lets_the_typed_command_run_as_typed_with_one_line_and_is_ended(
+    start: Start, tmp_path: Path, mode: str
 ) -> None:
     fake = tmp_path / "fake-python"
-    fake.write_text(FAKE_HELPER.format(python=sys.executable, killed=killed))
+    pid_file = tmp_path / "fake.pid"
+    fake.write_text(FAKE_HELPER.format(python=sys.executable, pid_file=str(pid_file), mode=mode))
     fake.chmod(0o755)
     run = start([text("Hello")], python=str(fake))
     run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
     run.quiet()
     assert run.asked() == ["Greet Bob && /greet Carol warmly."]
     [line] = run.lines()
-    if killed:
+    if mode == "killed":
         # Whatever the transport said first (measured on opencode 1.18.33: Bun's "The socket connection was closed
         # unexpectedly", or ECONNREFUSED when its client connects again), in one line with no developer's hint.
         assert line.startswith("unavailable: ") and line.endswith(unavailable("").split(":", 1)[1].lstrip()), line
         assert "verbose" not in line and line.count("unavailable") == 1, line
-    else:
+    elif mode == "slow":
         # The bridge's bound on an answer (docs/bridge.md, "Errors").
         assert line == unavailable("the helper did not answer ChainTyped within 3000 ms")
+    else:
+        assert line == unavailable("the helper did not start within 5000 ms")
+    # Given up, it is ended, READY or not (it would otherwise sleep on for 30 s, or as long as opencode runs).
+    assert ends_soon(int(pid_file.read_text()))
 
 
 def test_compact_as_a_step_compacts_the_session_then_the_chain_goes_on(start: Start) -> None:

@@ -31,8 +31,12 @@ export type Host = {
   readonly answerTimeoutMs: number
   /** The line logged once when the helper cannot answer; `{why}` is replaced by the reason. */
   readonly unavailable: string
-  /** Starts the helper and feeds its output as it comes; resolves when it ended, saying how. */
-  spawn(argv: readonly string[], stdout: (text: string) => void, stderr: (text: string) => void): Promise<string>
+  /**
+   * Starts the helper and feeds its output as it comes; resolves when it ended, saying how. `stop` is aborted
+   * when the client gives the helper up: a host that can end a process it started ends it then (one that never
+   * said READY cannot be asked to exit); one that cannot leaves it to the end of the session.
+   */
+  spawn(argv: readonly string[], stdout: (text: string) => void, stderr: (text: string) => void, stop: AbortSignal): Promise<string>
   /** POSTs a body to the helper's socket. */
   post(socketPath: string, path: string, body: string): Promise<{ status: number; text: string }>
   /** Resolves after `ms`, unless aborted first. */
@@ -65,7 +69,7 @@ export type Host = {
  */
 export type Answer = { reply: Reply | null; at: number; from: Helper } | undefined
 
-type Helper = { socket: Promise<string> }
+type Helper = { socket: Promise<string>; stop: AbortController }
 
 const VERSION = 2
 /** The longest line searched for `READY <socket path>`: a unix socket's path is at most 108 bytes. */
@@ -288,7 +292,7 @@ function start(host: Host): Helper {
     fail = reject
   })
   socket.catch(() => undefined)
-  const started: Helper = { socket }
+  const started: Helper = { socket, stop: new AbortController() }
   const l = linkOf(host)
   l.helper = started
   l.sent = 0
@@ -319,6 +323,7 @@ async function watch(host: Host, mine: Helper, ready: (path: string) => void, fa
         out = partial.length > MAX_READY_LINE ? '-' : partial
       },
       text => host.debug(text),
+      mine.stop.signal,
     )
   } catch (err) {
     why = `the helper did not start: ${messageOf(err)}`
@@ -340,13 +345,14 @@ export function close(host: Host): void {
   if (helper !== undefined) retire(host, helper)
 }
 
-/** Forgets a helper that failed and asks it to exit, so the next event starts a fresh one. */
+/** Forgets a helper that failed and ends it (or asks it to exit), so the next event starts a fresh one. */
 function retire(host: Host, failed: Helper): void {
   const l = linkOf(host)
   if (l.helper === failed) {
     l.helper = undefined
     l.wants = new Set()
   }
+  failed.stop.abort()
   void failed.socket.then(socketPath => host.post(socketPath, '/v1/exit', '')).catch(() => undefined)
 }
 

@@ -18,6 +18,7 @@ export function host($: EngineInterface): Host {
     startTimeoutMs: START_TIMEOUT_MS,
     answerTimeoutMs: ANSWER_TIMEOUT_MS,
     unavailable: UNAVAILABLE,
+    // No `stop`: a mod has no way to end what `$.process.spawn` started; the engine ends it with the session.
     async spawn(argv, stdout, stderr) {
       const child = $.process.spawn({ argv })
       for await (const { stream, text } of child) {

@@ -27,7 +27,7 @@ export function nodeHost(calls: SessionCalls): Host {
     answerTimeoutMs: ANSWER_TIMEOUT_MS,
     unavailable: UNAVAILABLE,
     link: calls.link,
-    spawn: (argv, stdout, stderr) =>
+    spawn: (argv, stdout, stderr, stop) =>
       new Promise<string>((resolve, reject) => {
         const [file, ...args] = argv
         if (file === undefined) {
@@ -39,7 +39,8 @@ export function nodeHost(calls: SessionCalls): Host {
           reject(new Error('its session was deleted'))
           return
         }
-        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+        // Ended with SIGTERM once the client gives it up (the helper then leaves at once, its folder removed).
+        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], signal: stop })
         child.on('error', reject)
         child.stdout.setEncoding('utf8')
         child.stderr.setEncoding('utf8')
