@@ -199,11 +199,10 @@ function readAnswer(status: number, text: string): WireAnswer {
   if (status === 400 || status === 413) throw new RefusedEvent(`the helper refused the event: ${String(answer.error)}`)
   // The helper's own fault, answered: it may hold a state the client no longer shares, so it is retired.
   if (status === 500) throw new Error(`the helper answered 500: ${String(answer.error)}`)
-  const sound = Number.isSafeInteger(answer.version) && isNames(answer.wants) && isEffects(answer.effects, 0) && isReply(answer.reply)
-  if (status !== 200 || answer.v !== VERSION || !sound) {
+  if (status !== 200 || answer.v !== VERSION || !isSound(answer)) {
     throw new Error(`the helper answered ${status} with an answer that is not bridge version ${VERSION}`)
   }
-  return { version: answer.version ?? 0, wants: answer.wants ?? [], reply: answer.reply ?? null, effects: answer.effects ?? [] }
+  return { version: answer.version, wants: answer.wants, reply: answer.reply ?? null, effects: answer.effects }
 }
 
 // What a sound answer holds (docs/bridge.md, "Answers"): the client carries out effects without a second look,
@@ -213,6 +212,10 @@ function readAnswer(status: number, text: string): WireAnswer {
 const MAX_AFTER_MS = 2 ** 31 - 1
 /** How deep forecasts may nest: the helper looks 32 moves ahead (slashkit.adapters.bridge.forecast.MAX_AHEAD). */
 const MAX_FORECAST_DEPTH = 32
+
+function isSound(answer: Partial<WireAnswer>): answer is Partial<WireAnswer> & Omit<WireAnswer, 'reply'> {
+  return Number.isSafeInteger(answer.version) && isNames(answer.wants) && isEffects(answer.effects, 0) && isReply(answer.reply)
+}
 
 function isNames(value: unknown): value is string[] {
   return Array.isArray(value) && value.every(name => typeof name === 'string')

@@ -92,12 +92,11 @@ def _holds(path: Path, content: bytes) -> bool:
         os.close(descriptor)
 
 
-def real_folder(path: Path) -> Path:
-    """`path`, when it is not a symbolic link; a link there is refused with an OSError naming it, so an
-    installer never writes or removes files through a folder a checked-out project points elsewhere."""
+def refuse_link(path: Path) -> None:
+    """Refuses a symbolic link at `path` with an OSError naming it, so an installer never writes or removes files
+    through a folder a checked-out project points elsewhere."""
     if path.is_symlink():
         raise OSError(errno.ELOOP, "a symbolic link, which slashkit does not follow (remove it yourself)", str(path))
-    return path
 
 
 def xdg_home(name: str, fallback: str, environ: Mapping[str, str] = os.environ) -> Path:

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge.shim import helper_facts, real_folder, typescript_constants, write_file, xdg_home
+from slashkit.adapters.bridge.shim import helper_facts, refuse_link, typescript_constants, write_file, xdg_home
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.chain_session import ENABLED_KEY
@@ -44,7 +44,7 @@ def install(target: Path, python: str = sys.executable) -> list[Path]:
     `plugins/slashkit` is refused, before anything is written, so nothing lands where a project points it."""
     source = resources.files("slashkit.adapters.opencode") / "plugin"
     plugins = target / "plugins"
-    real_folder(plugins / FOLDER)
+    refuse_link(plugins / FOLDER)
     wanted = {
         plugins / ENTRY: (source / ENTRY).read_text(),
         **{plugins / FOLDER / name: (source / name).read_text() for name in MODULES},
@@ -61,7 +61,7 @@ def uninstall(target: Path) -> list[Path]:
     itself, and one at its folder `plugins/slashkit` is refused before anything is removed (a project could
     point it at any folder, whose `host.ts` or `client.ts` is not the plugin's)."""
     plugins = target / "plugins"
-    real_folder(plugins / FOLDER)
+    refuse_link(plugins / FOLDER)
     named = (plugins / ENTRY, *(plugins / FOLDER / n for n in (*MODULES, CLIENT, HOST)))
     removed = [p for p in named if p.is_symlink() or p.exists()]
     for path in removed:

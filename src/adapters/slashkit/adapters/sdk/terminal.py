@@ -192,8 +192,9 @@ class Printer:
 
 def visible(text: str, stream: TextIO) -> str:
     """`text` as it is safe to print on `stream`: controls but newline and tab as `\\xNN` escapes (a CRLF line
-    end is a newline), and characters the stream's encoding cannot hold (a lone surrogate, anything past ASCII
-    on an ASCII stream) as backslash escapes, so printing neither fails nor drives the terminal.
+    end is a newline), bidirectional controls as `\\uNNNN`, and characters the stream's encoding cannot hold (a
+    lone surrogate, anything past ASCII on an ASCII stream) as backslash escapes, so printing neither fails nor
+    drives the terminal.
 
     >>> print(visible("cut \\ud83d \\x1b[2J\\x9b1m ok\\r\\n", sys.stdout), end="")
     cut \\ud83d \\x1b[2J\\x9b1m ok

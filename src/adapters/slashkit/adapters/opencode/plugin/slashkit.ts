@@ -76,6 +76,8 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
    * session no event told of yet, from the stored session.
    */
   const parents = new Map<string, boolean>()
+  /** Whether a session as opencode describes it (an event's `info`, a stored session) has a parent. */
+  const hasParent = (info: { parentID?: unknown }): boolean => typeof info.parentID === 'string' && info.parentID !== ''
   let templates: Map<string, string> | undefined
   let counter = 0
 
@@ -132,7 +134,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     try {
       const stored = (await client.session.get({ path: { id } })).data as { parentID?: unknown } | undefined
       if (stored === undefined) return true
-      const child = typeof stored.parentID === 'string' && stored.parentID !== ''
+      const child = hasParent(stored)
       parents.set(id, child)
       return child
     } catch {
@@ -145,9 +147,9 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     IN_LICH && !sessions.has(id) && !(await isChild(id)) ? session(id) : sessions.get(id)
 
   /**
-   * Forgets a session opencode deleted and asks its helper to exit (`/v1/exit`, as the client retires a helper
-   * that failed): each session's helper would otherwise live as long as opencode (measured on 1.18.33: nothing
-   * else ends it). A timer or run still pending for it finds the session gone and starts no helper.
+   * Forgets a session opencode deleted and ends its helper (`close`, as the client retires a helper that
+   * failed): each session's helper would otherwise live as long as opencode (measured on 1.18.33: nothing else
+   * ends it). A timer or run still pending for it finds the session gone and starts no helper.
    */
   const end = (id: string): void => {
     parents.delete(id)
@@ -374,7 +376,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         const info = (event.properties as { info?: { id?: unknown; parentID?: unknown } }).info
         if (typeof info?.id !== 'string') return
         if (type === 'session.deleted') end(info.id)
-        else parents.set(info.id, typeof info.parentID === 'string' && info.parentID !== '')
+        else parents.set(info.id, hasParent(info))
         return
       }
       if (event.type === 'session.status') {
