@@ -1,6 +1,7 @@
 """`slashkit opencode install` / `uninstall` as a person meets them: where the plugin goes, what it starts,
 that a second run changes nothing, and that taking it out leaves everything else alone."""
 
+import json
 import os
 import subprocess
 import sys
@@ -55,10 +56,7 @@ def test_the_plugin_starts_the_helper_with_this_interpreter_by_its_absolute_path
     install(tmp_path, "/opt/py/bin/python3")
     host = (tmp_path / "plugins" / "slashkit" / "host.ts").read_text()
     assert 'export const PYTHON = "/opt/py/bin/python3"' in host
-    assert (
-        'export const HELPER_ARGS = ["-m", "slashkit.adapters.bridge.helper", "--fail-tool", "slash-chain_fail"]'
-        in host
-    )
+    assert 'export const HELPER_ARGS = ["-m", "slashkit.adapters.bridge.helper", "--fail-tool"' in host
 
 
 def test_the_plugin_speaks_through_the_bridges_own_client(tmp_path: Path) -> None:
@@ -82,7 +80,9 @@ def test_the_matcher_and_the_fail_tool_come_from_the_core() -> None:
     assert f"export const SEPARATOR = {SEPARATOR_JS}" in host
     # opencode's name for the tool, which the helper hears with its arguments for the fail note.
     assert 'export const FAIL_TOOL = "slash-chain_fail"' in host
-    assert f'export const HELPER_ARGS = ["-m", "{HELPER_MODULE}", "--fail-tool", "slash-chain_fail"]' in host
+    # The host, whose allowlist of built-ins the refusal rule applies (slashkit.core.allowlist.OPENCODE).
+    args = json.dumps(["-m", HELPER_MODULE, "--fail-tool", "slash-chain_fail", "--host", "opencode"])
+    assert f"export const HELPER_ARGS = {args}" in host
     assert FAIL_TOOL_ID not in host
 
 

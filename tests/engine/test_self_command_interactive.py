@@ -342,16 +342,20 @@ def flat(message: JsonObject) -> str:
     return "\n".join(str(b.get("text")) for b in content or [] if isinstance(b, dict) and "text" in b)
 
 
-def model_settings(run: Run) -> dict[str, object]:
-    """Every `model`/`modelSettings`/`effortLevel` key in the settings files the CLI reads and writes:
-    user (`$CLAUDE_CONFIG_DIR`, which is `$HOME/.claude` here) and project (`.claude/settings*.json`)."""
-    files = [
+def settings_paths(run: Run) -> list[Path]:
+    """The settings files the CLI reads and writes: user (`$CLAUDE_CONFIG_DIR`, which is `$HOME/.claude` here)
+    and project (`.claude/settings*.json`)."""
+    return [
         run.iso.config_dir / "settings.json",
         run.iso.config_dir / "settings.local.json",
         run.iso.home / ".claude" / "settings.json",
         run.project / ".claude" / "settings.json",
         run.project / ".claude" / "settings.local.json",
     ]
+
+
+def model_settings(run: Run) -> dict[str, object]:
+    """Every `model`/`modelSettings`/`effortLevel` key in the settings files."""
     found: dict[str, object] = {}
 
     def walk(where: str, value: object) -> None:
@@ -361,10 +365,15 @@ def model_settings(run: Run) -> dict[str, object]:
                     found[f"{where}:{key}"] = inner
                 walk(where, inner)
 
-    for path in files:
+    for path in settings_paths(run):
         if path.exists():
             walk(str(path), json.loads(path.read_text() or "{}"))
     return found
+
+
+def settings_files(run: Run) -> dict[str, str]:
+    """Every settings file, by path, as it is now."""
+    return {str(path): path.read_text() for path in settings_paths(run) if path.exists()}
 
 
 def skill(name: str, args: str | None = None) -> Turn:
@@ -670,30 +679,68 @@ def chain_lines(entries: Sequence[JsonObject]) -> list[str]:
     return [t.removeprefix("slash-chain: ") for t in system_texts(entries) if t.startswith("slash-chain: ")]
 
 
-def test_a_chain_hidden_in_a_queued_commands_args_never_runs_model_or_effort(
+def test_a_chain_hidden_in_a_queued_commands_args_is_denied_and_nothing_runs(
     tmp_path: Path, project: Path, plugin: Path, chain_plugin: Path
 ) -> None:
     """Both plugins loaded, inside lich: the model names `context` to the Skill tool with `&& /effort high &&
-    /model opus` as its args. self-command queues /context with those args, slash-chain reads them as a chain
-    the person did not type: /context runs, /effort and /model are skipped and said so, nothing is saved."""
-    script = [skill("context", "&& /effort high && /model opus"), text("Queued.")]
+    /model opus` as its args. Only the person chains commands: the call is denied with the text that says so,
+    nothing is queued, no chain starts, nothing is saved."""
+    script = [skill("context", "&& /effort high && /model opus"), text("Denied.")]
     with session(tmp_path, project, [plugin, chain_plugin], script, env=lich_env()) as run:
         run.cli.send("show me the context")
-        run.mains(2)
-        end = "slash-chain: " + texts.ended_text(1, 0, 2)
-        entries = run.cli.wait_for_transcript(logged(end), timeout=TURN_TIMEOUT, what=repr(end))
-        why = texts.refused_why("plugin")
-        assert chain_lines(entries) == [
-            texts.step_text(1, 3, Step("context", "")),
-            texts.skipped_text(2, 3, Step("effort", "high"), why),
-            texts.skipped_text(3, 3, Step("model", "opus"), why),
-            texts.ended_text(1, 0, 2),
-        ], run.describe()
-        time.sleep(QUIET)
-        # The transcript records a /model or /effort a plugin ran (the control test above shows it does).
-        ran = commands_run(run.entries())
-        assert not any(c.startswith(("/model", "/effort")) for c in ran), f"{ran}\n{run.describe()}"
+        _, after = run.mains(2)
+        entries = run.quiet()
+        answer = result_of(after)
+        deny = EN[Key.DENY_CHAINED].format(name="context")
+        assert answer.get("is_error") is True, run.describe()
+        assert result_text(answer) == f"<tool_use_error>{deny}</tool_use_error>", run.describe()
+        assert chain_lines(entries) == [], run.describe()
+        assert commands_run(entries) == [], run.describe()
         assert model_settings(run) == {}, run.describe()
+
+
+def test_config_is_denied_on_both_paths_and_no_setting_changes(tmp_path: Path, project: Path, plugin: Path) -> None:
+    """Issue 16's H1 inside lich: Skill(config, `model=opus`) and control_session(this session, `/config
+    model=opus permissionMode=acceptEdits`) would save the model and raise the permission mode for every future
+    session. Both are denied with the text that names /config and says only the user may run it; no settings
+    file changes, no command runs. The control test below shows /config run by a plugin does save them."""
+    stub = lich_stub(tmp_path / "lich")
+    script = [
+        SEARCH_CONTROL,
+        skill("config", "model=opus"),
+        control(SESSION_ID, "/config", "model=opus permissionMode=acceptEdits"),
+        text("Neither ran."),
+    ]
+    with session(tmp_path, project, plugin, script, env=lich_env(), stub=stub) as run:
+        before = settings_files(run)
+        run.cli.send("switch to opus and stop asking me for edits")
+        requests = run.mains(4)
+        entries = run.quiet()
+
+        deny = EN[Key.DENY_NOT_ALLOWED].format(name="config")
+        for request in requests[2:]:
+            answer = result_of(request)
+            assert answer.get("is_error") is True, run.describe()
+            assert result_text(answer) == f"<tool_use_error>{deny}</tool_use_error>", run.describe()
+        assert settings_files(run) == before, run.describe()
+        assert commands_run(entries) == [], run.describe()
+
+
+def test_config_run_by_a_plugin_saves_the_model_and_permission_mode(
+    tmp_path: Path, project: Path, probe_plugin: Path
+) -> None:
+    """The control for the test above: a plugin's `$.command.run` of `/config model=opus
+    permissionMode=acceptEdits` writes both into the user's settings (measured on 2.1.328)."""
+    with session(tmp_path, project, probe_plugin, [], env={}) as run:
+        before = settings_files(run)
+        run.cli.send("/probe-run config model=opus permissionMode=acceptEdits")
+        run.cli.wait_for_transcript(logged("probe-run: ran /config"), timeout=TURN_TIMEOUT, what="ran /config")
+        time.sleep(QUIET)
+        after = settings_files(run)
+        assert after != before, run.describe()
+        saved = json.loads(after.get(str(run.iso.config_dir / "settings.json"), "{}"))
+        assert saved.get("model") == "opus", f"{after}\n{run.describe()}"
+        assert saved.get("permissions", {}).get("defaultMode") == "acceptEdits", f"{after}\n{run.describe()}"
 
 
 def test_another_plugins_command_run_never_runs_model_or_effort_through_a_chain(
@@ -710,11 +757,11 @@ def test_another_plugins_command_run_never_runs_model_or_effort_through_a_chain(
         second_end = "slash-chain: " + texts.ended_text(1, 0, 2)
         entries = run.cli.wait_for_transcript(logged(second_end), timeout=TURN_TIMEOUT, what=repr(second_end))
         time.sleep(QUIET)
-        why = texts.refused_why("plugin")
         lines = chain_lines(entries)
-        assert texts.skipped_text(2, 2, Step("model", "opus"), why) in lines, run.describe()
-        assert texts.skipped_text(1, 3, Step("model", "opus"), why) in lines, run.describe()
-        assert texts.skipped_text(2, 3, Step("effort", "high"), why) in lines, run.describe()
+        for index, total, step in ((2, 2, Step("model", "opus")), (1, 3, Step("model", "opus"))):
+            assert texts.skipped_text(index, total, step, texts.refused_why(step, "plugin")) in lines, run.describe()
+        effort = Step("effort", "high")
+        assert texts.skipped_text(2, 3, effort, texts.refused_why(effort, "plugin")) in lines, run.describe()
         # The engine records the typed /model's row (measured on 2.1.328: with empty args), then slash-chain's
         # answer in its place; /effort never got as far as a row.
         ran = commands_run(run.entries())

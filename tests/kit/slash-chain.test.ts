@@ -61,8 +61,11 @@ describe('session start', () => {
   })
 })
 
+/** The fake engine's command list as ChainTyped carries it (tests/kit/fake-helper.ts). */
+const LISTED = { commands: ['compact', 'model', 'slash-chain'], builtins: ['compact', 'model'] }
+
 describe('event forwarding', () => {
-  test('a chain sends ChainTyped with the command, args, origin kind and stored setting', async ($, on) => {
+  test('a chain sends ChainTyped with the command, args, origin kind, stored setting and command list', async ($, on) => {
     const fake = fakeHelper(on, { store: { enabled: false } })
     await $.session.start(START)
 
@@ -71,8 +74,8 @@ describe('event forwarding', () => {
 
     expect(fake.spawned).toEqual([[expect.stringMatching(/^\//), ...HELPER_ARGS]])
     expect(fake.sent).toEqual([
-      { event: 'ChainTyped', e: { command: 'context', args: 'all && /cost', origin: 'composer', enabled: false } },
-      { event: 'ChainTyped', e: { command: 'cost', args: '&& /usage now', origin: 'plugin', enabled: false } },
+      { event: 'ChainTyped', e: { command: 'context', args: 'all && /cost', origin: 'composer', enabled: false, ...LISTED } },
+      { event: 'ChainTyped', e: { command: 'cost', args: '&& /usage now', origin: 'plugin', enabled: false, ...LISTED } },
     ])
     expect(fake.sockets).toEqual([socket(1), socket(1)])
     // A null reply: the command runs exactly as typed.
@@ -224,7 +227,7 @@ describe('effects', () => {
     expect(fake.invalidated).toEqual(['tool.describe'])
     // The store now holds what the effect set: the next event reads it back.
     await $.command.run(typed('a', 'x && /b'))
-    expect(fake.sent[1]).toEqual({ event: 'ChainTyped', e: { command: 'a', args: 'x && /b', origin: 'composer', enabled: false } })
+    expect(fake.sent[1]).toEqual({ event: 'ChainTyped', e: { command: 'a', args: 'x && /b', origin: 'composer', enabled: false, ...LISTED } })
   })
 
   test('save.enabled stores the setting, which the next event reads back', async ($, on) => {
@@ -414,7 +417,7 @@ describe('effects', () => {
     expect(answer).toEqual({ text: 'ran /context all' })
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['context|all'])
     expect(fake.sent).toEqual([
-      { event: 'ChainTyped', e: { command: 'context', args: 'all && /cost && /usage', origin: 'composer', enabled: true } },
+      { event: 'ChainTyped', e: { command: 'context', args: 'all && /cost && /usage', origin: 'composer', enabled: true, ...LISTED } },
       { event: 'RunEnded', e: { token: 12, error: null, output: '', applied: false } },
     ])
   })

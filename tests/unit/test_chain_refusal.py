@@ -1,12 +1,12 @@
 """The refusal rule on the chain's paths: `/model` and `/effort` run only when the person typed them. A chain
-someone else typed (another plugin, a self-command the model queued) still runs its other steps."""
+someone else typed (another plugin) still runs its other steps; the model cannot queue a chain at all."""
 
 import pytest
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt, host
 from slashkit.core import texts
 from slashkit.core.chain import Step
-from slashkit.core.self_command import SkillQueued
+from slashkit.core.policy import Denied
 
 
 def lich_host() -> MemoryHost:
@@ -17,20 +17,15 @@ def lich_host() -> MemoryHost:
     )
 
 
-def test_a_chain_hidden_in_a_queued_self_commands_args_runs_without_model_and_effort() -> None:
+def test_a_chain_hidden_in_a_queued_self_commands_args_is_refused_and_nothing_runs() -> None:
     h = lich_host()
 
     reply = h.skill_call("context", "&& /effort high && /model opus")
 
-    assert isinstance(reply, SkillQueued)
-    assert h.runs == [("context", "")]
-    why = texts.refused_why("plugin")
-    assert h.ui.lines == [
-        "1/3: /context",
-        f"skipped 2/3: /effort high ({why})",
-        f"skipped 3/3: /model opus ({why})",
-        "ended: 1 succeeded, 0 failed, 2 skipped",
-    ]
+    assert reply == Denied(texts.text("en", texts.Key.DENY_CHAINED, name="context"))
+    h.settle()
+    assert h.runs == []
+    assert h.ui.lines == []
 
 
 @pytest.mark.parametrize("origin", ["plugin", "peer", "channel", "scheduled-trigger", "unclassified", ""])
@@ -51,7 +46,7 @@ def test_a_refused_typed_command_is_answered_and_not_run_and_the_chain_goes_on_w
     assert h.runs == [("cost", "")]
     assert h.answers == [texts.refused_text(Step("model", "opus"), "plugin")]
     assert h.ui.lines == [
-        f"skipped 1/2: /model opus ({texts.refused_why('plugin')})",
+        f"skipped 1/2: /model opus ({texts.refused_why(Step('model', 'opus'), 'plugin')})",
         "2/2: /cost",
         "ended: 1 succeeded, 0 failed, 1 skipped",
     ]
@@ -91,7 +86,7 @@ def test_a_model_or_effort_step_that_a_pipe_would_hand_output_to_is_skipped_even
     assert h.runs == [("pick", ""), ("cost", "")]
     assert h.ui.lines == [
         "1/3: /pick",
-        f"skipped 2/3: /{refused} ({texts.HANDED_REFUSED_WHY})",
+        f"skipped 2/3: /{refused} ({texts.handed_refused_why(Step(refused, ''))})",
         "3/3: /cost",  # a skipped command leaves the last status as it was, as in bash
         "ended: 2 succeeded, 0 failed, 1 skipped",
     ]
@@ -103,7 +98,7 @@ def test_a_pipe_into_model_from_anyone_else_is_skipped_for_who_typed_it() -> Non
     h.type("/cost | /model", "plugin")
 
     assert h.runs == [("cost", "")]
-    assert h.ui.lines[1] == f"skipped 2/2: /model ({texts.refused_why('plugin')})"
+    assert h.ui.lines[1] == f"skipped 2/2: /model ({texts.refused_why(Step('model', ''), 'plugin')})"
 
 
 def test_the_persons_model_step_piped_onward_runs_with_what_the_person_typed() -> None:

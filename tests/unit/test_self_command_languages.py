@@ -20,7 +20,7 @@ def in_lich(lang: str | None) -> MemoryHost:
     env = {"LICH_SESSION_ID": "lich-9"} if lang is None else {"LICH_SESSION_ID": "lich-9", "LICH_PROMPT_LANG": lang}
     commands = {
         "compact": Command(does=Local(), builtin=True),
-        "clear": Command(does=Throws("the command queue is closed"), builtin=True),
+        "context": Command(does=Throws("the command queue is closed"), builtin=True),
         "model": Command(builtin=True),
     }
     h = MemoryHost(commands=commands, env=DictEnvironment(env))
@@ -102,6 +102,6 @@ def test_the_english_texts_read_as_written() -> None:
 def test_the_toast_for_a_queued_command_that_failed_stays_english(lang: str) -> None:
     h = in_lich(lang)
 
-    h.skill_call("clear")
+    h.skill_call("context")
 
-    assert h.ui.toasts == ["/clear did not run: the command queue is closed"]
+    assert h.ui.toasts == ["/context did not run: the command queue is closed"]

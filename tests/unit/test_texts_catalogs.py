@@ -43,6 +43,8 @@ def test_the_slots_are_the_ones_the_use_cases_fill() -> None:
         Key.SKILL_QUEUED: {"queued"},
         Key.CONTROL_QUEUED: {"queued"},
         Key.SELF_TOOL_NOTE: set(),
+        Key.DENY_NOT_ALLOWED: {"name"},
+        Key.DENY_CHAINED: {"name"},
         Key.DENY_PERSON_ONLY: {"name"},
         Key.NOT_BUILTIN: {"name"},
     }

@@ -220,7 +220,8 @@ class MemoryHost:
     ) -> None:
         """Runs a command from any origin through the hooks, as the engine does: the chain hook hears every run
         whose arguments its matcher accepts, whoever started it."""
-        reply = self.chains.command_typed(command, args, origin, self.enabled()) if holds_chain(args) else None
+        listed = (self.builtins(), [*self.commands, CHAIN_COMMAND])
+        reply = self.chains.command_typed(command, args, origin, self.enabled(), *listed) if holds_chain(args) else None
         match reply:
             case RunTyped(chain, index, head):
                 self._run(command, head, origin, self.chains.reporter(chain, index))

@@ -13,7 +13,7 @@ from attrs import Factory, field, frozen
 from slashkit.core import texts
 from slashkit.core.chain import Operator, Step, parse_chain
 from slashkit.core.js_text import js_trim, js_trim_end
-from slashkit.core.policy import PERSON, Denied, may_run, typed_by_person
+from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule
 from slashkit.core.texts import Wait
 
 #: How a step ended: success when it ended well by the seed's rules (returned, its turn ended with an answer, its
@@ -67,9 +67,10 @@ class Running:
     the step's run resolved. `chain` and `index` name this step, so a report about an ended one is ignored.
 
     `args` are what the step runs with: its own, plus the output handed to it after `|`. `origin` says who typed
-    the chain (the refusal rule reads it); `mixed` says the seed's lines do not apply (an operator besides
-    `&&`, or a refused step); `output` is the step's run text or its turn's answer, handed on by a `|` after
-    it; `reported` is the model's report that the step failed, applied when its turn ends (mixed chains).
+    the chain, and `rule` is the refusal rule that reads it, knowing the host's commands as listed then; `mixed`
+    says the seed's lines do not apply (an operator besides `&&`, or a refused step); `output` is the step's run
+    text or its turn's answer, handed on by a `|` after it; `reported` is the model's report that the step
+    failed, applied when its turn ends (mixed chains).
     """
 
     chain: int
@@ -88,6 +89,7 @@ class Running:
     tally: Tally = Tally()
     output: str = ""
     reported: str | None = None
+    rule: Rule = DEFAULT_RULE
 
     def is_step(self, chain: int, index: int) -> bool:
         """Tells whether a report names this step."""
@@ -96,12 +98,14 @@ class Running:
 
 @frozen
 class ChainState:
-    """What the machine remembers: the running chain, if any, and how many chains have started; and the name the
-    host gives the model for the fail tool, which the fail note names (Claude Code's unless the host says)."""
+    """What the machine remembers: the running chain, if any, and how many chains have started; and two facts of
+    the session: the name the host gives the model for the fail tool, which the fail note names (Claude Code's
+    unless the host says), and the rule of who may run what there (`slashkit.core.policy`)."""
 
     running: Running | None = None
     started: int = 0
     fail_tool: str = texts.FAIL_TOOL_ID
+    rule: Rule = DEFAULT_RULE
 
 
 # Events: what the host reports
@@ -109,12 +113,16 @@ class ChainState:
 
 @frozen
 class ChainTyped:
-    """A command whose arguments hold `&& /<name>` was run; `enabled` is the stored setting, read just now."""
+    """A command whose arguments hold `&& /<name>` was run; `enabled` is the stored setting, read just now, and so
+    are `commands`, every name in the host's command list (empty: it could not list them), and `builtins`, the
+    built-ins among them, which the refusal rule reads."""
 
     command: str
     args: str
     origin: str
     enabled: bool
+    builtins: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
 
 
 @frozen
@@ -383,10 +391,18 @@ def _moved(state: ChainState, running: Running) -> Transition:
 def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
     """The typed first command of a chain runs with its own arguments alone; the steps after it wait."""
     r = state.running
-    if r is not None and _is_own_run(r, event):
+    rule = state.rule.knowing(event.builtins, event.commands)
+    if r is not None and _is_own_run(r, event, rule):
         # The running step's own run: its args hold an operator only because `|` handed it text, which is data
         # and never a chain of its own.
         return Transition(state)
+    typed = Step(event.command, "")
+    if event.origin == HARNESS_STEPS and not rule.typed_by_person(event.origin):
+        # A step a slashkit harness sent on its chain's behalf (a `|` of its own may have handed it text that
+        # holds an operator): the harness runs the chain, so this text is never one, nor the person's typing.
+        if rule.may_run(event.command, event.origin):
+            return Transition(state)
+        return Transition(state, reply=CommandAnswer(texts.refused_text(typed, event.origin)))
     effects: tuple[Effect, ...] = ()
     if r is not None and event.origin in PERSON:
         # A new chain the person types while one runs ends the running one, then starts its own.
@@ -394,35 +410,37 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
         state, effects = cancelled.state, cancelled.effects
     chain = parse_chain(event.args)
     if not chain.rest or not event.enabled:
-        if may_run(event.command, event.origin):
+        if rule.may_run(event.command, event.origin):
             return Transition(state, effects)
-        return Transition(state, effects, CommandAnswer(texts.refused_text(Step(event.command, ""), event.origin)))
+        return Transition(state, effects, CommandAnswer(texts.refused_text(typed, event.origin)))
     if state.running is not None:
         # One anyone else starts replaces the running chain without a line, as in the seed.
         dropped = _dropped(state, state.running)
         state, effects = dropped.state, (*effects, *dropped.effects)
-    return _start(state, Step(event.command, chain.head), chain.rest, event.origin, effects)
+    return _start(state, Step(event.command, chain.head), chain.rest, (event.origin, rule), effects)
 
 
-def _is_own_run(r: Running, event: ChainTyped) -> bool:
+def _is_own_run(r: Running, event: ChainTyped, rule: Rule) -> bool:
     """Tells whether a run the chain hook heard is the running step's own, which the person did not type."""
     own = r.wait == "run" and (event.command, event.args) == (r.step.command, r.args)
-    return own and not typed_by_person(event.origin)
+    return own and not rule.typed_by_person(event.origin)
 
 
 def _start(
-    state: ChainState, head: Step, rest: tuple[Step, ...], origin: str, effects: tuple[Effect, ...]
+    state: ChainState, head: Step, rest: tuple[Step, ...], by: tuple[str, Rule], effects: tuple[Effect, ...]
 ) -> Transition:
-    """Starts a chain: its first command runs in the typed command's place, unless the refusal rule keeps it
-    from running; then the typed command is answered with the refusal and the chain goes on without it."""
-    mixed = any(s.op != "&&" for s in rest) or not all(may_run(s.command, origin) for s in (head, *rest))
+    """Starts a chain typed from an origin, under the session's rule knowing the host's commands (`by`): its
+    first command runs in the typed command's place, unless the rule keeps it from running; then the typed
+    command is answered with the refusal and the chain goes on without it."""
+    origin, rule = by
+    mixed = any(s.op != "&&" for s in rest) or not all(rule.may_run(s.command, origin) for s in (head, *rest))
     started = state.started + 1
-    first = Running(chain=started, index=1, total=len(rest) + 1, step=head, left=rest, origin=origin, mixed=mixed)
+    first = Running(started, 1, len(rest) + 1, head, rest, origin=origin, mixed=mixed, rule=rule)
     state = attrs.evolve(state, running=first, started=started)
-    if may_run(head.command, origin):
+    if rule.may_run(head.command, origin):
         line = Log(texts.step_text(1, first.total, head))
         return Transition(state, (*effects, line), RunTyped(started, 1, head.args))
-    refused = Log(texts.skipped_text(1, first.total, head, texts.refused_why(origin)))
+    refused = Log(texts.skipped_text(1, first.total, head, texts.refused_why(head, origin)))
     moved = _go_on(state, first, "success", False, Tally(skipped=1), (*effects, refused))
     return attrs.evolve(moved, reply=CommandAnswer(texts.refused_text(head, origin)))
 
@@ -472,7 +490,9 @@ def _go_on(
     index, step = nxt
     args = texts.handed(step.args, r.output) if step.op == "|" else step.args
     left = r.left[index - r.index :]
-    new = Running(r.chain, index, r.total, step, left, args=args, origin=r.origin, mixed=r.mixed, tally=tally)
+    new = Running(
+        r.chain, index, r.total, step, left, args=args, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule
+    )
     started = (Log(texts.step_text(index, r.total, step)), StartTimer(r.chain, index))
     return Transition(attrs.evolve(state, running=new), (*effects, *lines, *started))
 
@@ -484,9 +504,10 @@ def _walk(r: Running, status: Status, ran_ok: bool) -> tuple[list[tuple[int, Ste
     for index, step in enumerate(r.left, start=r.index + 1):
         if _runs(step.op, status, ran_ok):
             handed = step.op == "|"
-            if may_run(step.command, r.origin, handed):
+            if r.rule.may_run(step.command, r.origin, handed):
                 return passed, (index, step)
-            why = texts.HANDED_REFUSED_WHY if typed_by_person(r.origin) else texts.refused_why(r.origin)
+            by_person = r.rule.typed_by_person(r.origin)
+            why = texts.handed_refused_why(step) if by_person else texts.refused_why(step, r.origin)
             passed.append((index, step, why))
         else:
             passed.append((index, step, texts.SKIP_WHY[step.op]))

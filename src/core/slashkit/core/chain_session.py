@@ -1,11 +1,12 @@
 """The slash-chain use case: feeds host events to the machine and applies its effects through ports."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Final
 
 from returns.result import Success
 
 from slashkit.core import chain_machine as m
+from slashkit.core.policy import DEFAULT_RULE, Rule
 from slashkit.core.ports import Clock, CommandRunner, RunOutcome, Store, UiLog
 
 #: The store key of the on/off setting.
@@ -27,24 +28,34 @@ class ChainSession:
         ui: UiLog,
         store: Store,
         ended: Callable[[int, m.Outcome], None] = lambda chain, outcome: None,
+        rule: Rule = DEFAULT_RULE,
     ) -> None:
         self._clock = clock
         self._runner = runner
         self._ui = ui
         self._store = store
         self._ended = ended
-        self.state = m.ChainState()
+        self.state = m.ChainState(rule=rule)
 
     def wants(self) -> frozenset[str]:
         """Names the optional host events the running chain needs (see `chain_machine.wants`)."""
         return m.wants(self.state)
 
-    def command_typed(self, command: str, args: str, origin: str, enabled: bool) -> m.RunTyped | m.CommandAnswer | None:
+    def command_typed(
+        self,
+        command: str,
+        args: str,
+        origin: str,
+        enabled: bool,
+        builtins: Collection[str] = (),
+        commands: Collection[str] = (),
+    ) -> m.RunTyped | m.CommandAnswer | None:
         """A command whose arguments hold an operator and `/<name>` is about to run (whoever ran it; `enabled`
-        is the stored setting, read by the host just now, since another window may have changed it): RunTyped
-        runs it with the chain's head, then calls `reporter(typed.chain, typed.index)`; CommandAnswer answers it
-        with a text and runs nothing (the refusal rule); None runs it as typed."""
-        reply = self.handle(m.ChainTyped(command, args, origin, enabled))
+        is the stored setting, and `commands` and `builtins` the host's command list and its built-ins, all read
+        by the host just now, since another window may have changed them): RunTyped runs it with the chain's
+        head, then calls `reporter(typed.chain, typed.index)`; CommandAnswer answers it with a text and runs
+        nothing (the refusal rule); None runs it as typed."""
+        reply = self.handle(m.ChainTyped(command, args, origin, enabled, tuple(builtins), tuple(commands)))
         return reply if isinstance(reply, m.RunTyped | m.CommandAnswer) else None
 
     def report_run(self, chain: int, index: int, outcome: RunOutcome) -> None:

@@ -1,21 +1,27 @@
-"""The refusal rule every path goes through: `/model` and `/effort` run only when the person typed them, and the
-origins that are the person's own typing."""
+"""Who may run what, one rule every path goes through: the person's own typing runs anything; everything else (a
+self-command, a chain another plugin or a harness starts, text a `|` hands on, a step a host sends on a chain's
+behalf) runs only what changes nothing the person set and reaches nothing new. A built-in runs for anyone but
+the person only when it is on the allowlist of its host (`slashkit.core.allowlist`) or one the person added;
+`/model` and `/effort` (the seeds' rule) never do."""
 
 import re
+from collections.abc import Iterable
 from typing import Final
 
+import attrs
 from attrs import frozen
 
+from slashkit.core.allowlist import CLAUDE_CODE, Allowlist
 from slashkit.core.js_text import JS_WHITESPACE
 
-#: Never run for anyone but the person: run from a plugin, Claude Code saves what they set as the default for
-#: every new session (measured on Claude Code 2.1.288 and 2.1.289, and again on 2.1.328 by
+#: Never run for anyone but the person, whatever a list says: run from a plugin, Claude Code saves what they set
+#: as the default for every new session (measured on Claude Code 2.1.288 and 2.1.289, and again on 2.1.328 by
 #: tests/engine/test_self_command_interactive.py).
 REFUSED: Final = frozenset({"model", "effort"})
 
 #: The prompt origins that are the person's own typing (Claude Code's `PromptOrigin` kinds, 2.1.328): Enter at
-#: the terminal (`composer`), the Remote Control bridge (`bridge`), and the SDK host's own turn (`sdk`: the
-#: prompt of `claude -p` or of a harness on the Agent SDK). Every other kind (`plugin`, `peer`, `channel`,
+#: the terminal (`composer`), the Remote Control bridge (`bridge`), and the SDK's own turn (`sdk`: the prompt of
+#: `claude -p` or of a harness on the Agent SDK). Every other kind (`plugin`, `peer`, `channel`,
 #: `scheduled-trigger`, `unclassified`, ...) is not the person typing.
 PERSON_TYPING: Final = frozenset({"composer", "bridge", "sdk"})
 
@@ -23,9 +29,26 @@ PERSON_TYPING: Final = frozenset({"composer", "bridge", "sdk"})
 #: session's next message does not cancel the chain it started).
 PERSON: Final = frozenset({"composer", "bridge"})
 
+#: The origin a slashkit harness (the Agent SDK host) sends its own steps from: Claude Code calls them `sdk`, as it
+#: calls a person's `claude -p`. In a session such a harness drives, that text is the harness's, never typing.
+HARNESS_STEPS: Final = "sdk"
+
 # Both languages' whitespace (JavaScript's and Python's), so that no reading of a name slips past.
 _SPACES: Final = JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85"
 _ANY_SPACE: Final = "[" + re.escape(_SPACES) + "]"
+#: What may separate the names a person lists to allow (`SLASHKIT_ALLOW="doctor, clear"`).
+_LIST_SEPARATORS: Final = re.compile(r"[\s,]+")
+
+
+def command_name(text: str) -> str:
+    """The name a command's text runs, as the rule compares names: its first word, without slashes around it,
+    case-folded, whatever spaces of either language stand around or after it.
+
+    >>> command_name(" /Model/ opus"), command_name("\\x85effort\\x1chigh"), command_name("compact")
+    ('model', 'effort', 'compact')
+    """
+    first = re.split(_ANY_SPACE, text.lstrip("/" + _SPACES), maxsplit=1)[0]
+    return first.rstrip("/").casefold()
 
 
 def is_refused(name: str) -> bool:
@@ -34,24 +57,84 @@ def is_refused(name: str) -> bool:
     >>> is_refused("Model"), is_refused(" /effort high"), is_refused("models")
     (True, True, False)
     """
-    first = re.split(_ANY_SPACE, name.lstrip("/" + _SPACES), maxsplit=1)[0]
-    return first.rstrip("/").casefold() in REFUSED
+    return command_name(name) in REFUSED
 
 
 def typed_by_person(origin: str) -> bool:
-    """Tells whether a command or prompt of this origin is the person's own typing."""
+    """Tells whether a command or prompt of this origin is the person's own typing, in a session no slashkit
+    harness drives (`Rule.typed_by_person` says it for a session)."""
     return origin in PERSON_TYPING
 
 
-def may_run(command: str, origin: str, handed: bool = False) -> bool:
-    """Tells whether a command may run for this origin: a refused one only when the person typed it, arguments
-    and all, so never with text a `|` hands it (`handed`): that text is a command's output, often the model's."""
-    return not is_refused(command) or (typed_by_person(origin) and not handed)
+@frozen
+class Rule:
+    """The rule as one session applies it: which names are built-ins (the ones measured on the host's version,
+    and the host's list as it gives it), which of them anyone may run (the allowlist, and what the person added),
+    which commands the host listed (None: it listed none), and which origins are the person's typing there (a
+    harness's own steps are not)."""
+
+    builtins: frozenset[str]
+    safe: frozenset[str]
+    typing: frozenset[str] = PERSON_TYPING
+    commands: frozenset[str] | None = None
+
+    def typed_by_person(self, origin: str) -> bool:
+        """Tells whether a command or prompt of this origin is the person's own typing in this session."""
+        return origin in self.typing
+
+    def restricted(self, command: str) -> bool:
+        """Tells whether a command runs only for the person: /model and /effort; every built-in that is not on
+        the allowlist; and, when the host listed its commands, any name it did not list, since only a list of
+        names to allow holds when a later version adds a built-in (or an alias) no list here knows."""
+        name = command_name(command)
+        if name in REFUSED:
+            return True
+        if name in self.safe:
+            return False
+        return name in self.builtins or (self.commands is not None and name not in self.commands)
+
+    def may_run(self, command: str, origin: str, handed: bool = False) -> bool:
+        """Tells whether a command may run for this origin: a restricted one only when the person typed it,
+        arguments and all, so never with text a `|` hands it (`handed`): that text is a command's output, often
+        the model's."""
+        return not self.restricted(command) or (self.typed_by_person(origin) and not handed)
+
+    def knowing(self, builtins: Iterable[str], commands: Iterable[str] = ()) -> "Rule":
+        """The same rule, knowing the host's command list as listed just now: `commands`, every name it lists
+        (none: it listed nothing), and `builtins`, the built-ins among them."""
+        listed = frozenset(map(command_name, commands))
+        return attrs.evolve(
+            self,
+            builtins=self.builtins | frozenset(map(command_name, builtins)),
+            commands=listed if listed else self.commands,
+        )
+
+
+def rule_for(host: Allowlist, allowed: str | None = None, harness: bool = False) -> Rule:
+    """The rule of a session of `host`: its measured built-ins and allowlist, widened by the names the person
+    listed (`allowed`: the `SLASHKIT_ALLOW` of their environment, or a harness's own option; never /model or
+    /effort); `harness` says a slashkit harness drives the session, so its steps' origin is not typing.
+
+    >>> sorted(rule_for(CLAUDE_CODE, "doctor, /Model").safe - CLAUDE_CODE.safe.keys())
+    ['doctor']
+    """
+    added = {command_name(name) for name in _LIST_SEPARATORS.split(allowed or "") if name} - REFUSED
+    typing = PERSON_TYPING - {HARNESS_STEPS} if harness else PERSON_TYPING
+    return Rule(host.builtins, frozenset(host.safe) | added, typing)
+
+
+#: The rule where nothing else is said: Claude Code's, as measured, with nothing added.
+DEFAULT_RULE: Final = rule_for(CLAUDE_CODE)
+
+
+def may_run(command: str, origin: str, handed: bool = False, rule: Rule = DEFAULT_RULE) -> bool:
+    """Tells whether a command may run for this origin (`Rule.may_run`), by the default rule unless told."""
+    return rule.may_run(command, origin, handed)
 
 
 @frozen
 class Denied:
     """Refuse the call with this text; nothing runs. The one refusal every path answers with (the fail tool's
-    when nothing waits, a /model or /effort the model asked for)."""
+    when nothing waits, a built-in the model asked for that only the person may run)."""
 
     text: str

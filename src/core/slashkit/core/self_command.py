@@ -7,9 +7,10 @@ from typing import Final
 from attrs import frozen
 
 from slashkit.core import texts
+from slashkit.core.chain import holds_chain
 from slashkit.core.equal_fold import equal_fold, go_trim_space
 from slashkit.core.js_text import js_trim
-from slashkit.core.policy import Denied, is_refused
+from slashkit.core.policy import DEFAULT_RULE, Denied, Rule, is_refused
 from slashkit.core.ports import Identity
 from slashkit.core.texts import Key
 
@@ -101,14 +102,19 @@ def request(value: str, args: object) -> Request:
     return Request(name=name.removeprefix("/"), args=js_trim(args) if isinstance(args, str) else "")
 
 
-def decide(lich: Lich, asked: Request, builtins: Collection[str]) -> Decision:
-    """Decides a command this session was asked to run: /model and /effort are denied before anything else
-    (the model asked, not the person: `slashkit.core.policy`); a built-in is queued; anything else keeps the
-    native answer."""
+def decide(lich: Lich, asked: Request, builtins: Collection[str], rule: Rule = DEFAULT_RULE) -> Decision:
+    """Decides a command the model asked this session to run (the model, never the person: `slashkit.core.policy`).
+    /model and /effort are denied before anything else, with the seeds' reason; a name that is no built-in of the
+    host's list keeps the native answer; a built-in the rule keeps for the person is denied, and so is one whose
+    arguments would start a chain (only the person chains commands); any other built-in is queued."""
     if is_refused(asked.name):
         return Denied(texts.text(lich.lang, Key.DENY_DEFAULT_SAVED, name=asked.name))
     if asked.name not in builtins:
         return None
+    if rule.knowing(builtins).restricted(asked.name):
+        return Denied(texts.text(lich.lang, Key.DENY_NOT_ALLOWED, name=asked.name))
+    if holds_chain(asked.args):
+        return Denied(texts.text(lich.lang, Key.DENY_CHAINED, name=asked.name))
     return Queue(asked)
 
 
@@ -143,13 +149,15 @@ def control_queued(lich: Lich, asked: Request) -> str:
     return texts.text(lich.lang, Key.CONTROL_QUEUED, queued=asked.label)
 
 
-def skill_answered(lich: Lich | None, skill: object, args: object, is_error: bool, builtins: Collection[str]) -> Taken:
+def skill_answered(
+    lich: Lich | None, skill: object, args: object, is_error: bool, builtins: Collection[str], rule: Rule = DEFAULT_RULE
+) -> Taken:
     """The Skill tool answered first; only its refusal of a built-in is taken. `builtins` names the host's
-    built-in commands, as listed just now."""
+    built-in commands, as listed just now; `rule` is the session's (`decide`)."""
     if lich is None or not is_error or not isinstance(skill, str):
         return Taken()
     asked = request(skill, args)
-    return _taken(decide(lich, asked, builtins), asked, SkillQueued(asked.name, skill_queued(lich, asked)))
+    return _taken(decide(lich, asked, builtins, rule), asked, SkillQueued(asked.name, skill_queued(lich, asked)))
 
 
 def control_answered(
@@ -158,6 +166,7 @@ def control_answered(
     is_error: bool,
     builtins: Collection[str],
     identity: Callable[[], Identity | None],
+    rule: Rule = DEFAULT_RULE,
 ) -> Taken:
     """lich's control_session answered first; only its refusal of a command aimed at this session is taken.
     `call` is the call's (target, action, value, args); `identity` asks lich who this session is, only for such a
@@ -169,7 +178,7 @@ def control_answered(
     if not is_this_session(lich, target, known):
         return Taken()
     asked = request(value, args)
-    return _taken(decide(lich, asked, builtins), asked, ControlQueued(control_queued(lich, asked)))
+    return _taken(decide(lich, asked, builtins, rule), asked, ControlQueued(control_queued(lich, asked)))
 
 
 def _taken(decision: Decision, asked: Request, queued: SkillQueued | ControlQueued) -> Taken:

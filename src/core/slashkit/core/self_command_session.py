@@ -8,6 +8,7 @@ from returns.result import Failure
 
 from slashkit.core import self_command as sc
 from slashkit.core import texts
+from slashkit.core.policy import DEFAULT_RULE, Rule
 from slashkit.core.ports import Clock, CommandRunner, Environment, Identity, RunOutcome, UiLog, Whoami
 from slashkit.core.self_command import ToolReply
 
@@ -18,8 +19,17 @@ ACTIVE_WANTS: Final = frozenset({"ToolDescribed", "SkillAnswered", "ControlAnswe
 class SelfCommandSession:
     """One session's self-commands. Each method is one host event."""
 
-    def __init__(self, env: Environment, whoami: Whoami, clock: Clock, runner: CommandRunner, ui: UiLog) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        whoami: Whoami,
+        clock: Clock,
+        runner: CommandRunner,
+        ui: UiLog,
+        rule: Rule = DEFAULT_RULE,
+    ) -> None:
         self._env = env
+        self._rule = rule
         self._whoami = whoami
         self._clock = clock
         self._runner = runner
@@ -41,7 +51,7 @@ class SelfCommandSession:
 
     def skill_answered(self, skill: object, args: object, is_error: bool, builtins: Collection[str]) -> ToolReply:
         """The Skill tool answered first; only its refusal of a built-in is taken (`self_command.skill_answered`)."""
-        return self._apply(sc.skill_answered(self.lich, skill, args, is_error, builtins))
+        return self._apply(sc.skill_answered(self.lich, skill, args, is_error, builtins, self._rule))
 
     def control_answered(
         self, target: object, action: object, value: object, args: object, is_error: bool, builtins: Collection[str]
@@ -49,7 +59,7 @@ class SelfCommandSession:
         """lich's control_session answered first; only its refusal of a command aimed at this session is taken
         (`self_command.control_answered`)."""
         call = (target, action, value, args)
-        return self._apply(sc.control_answered(self.lich, call, is_error, builtins, self._identity))
+        return self._apply(sc.control_answered(self.lich, call, is_error, builtins, self._identity, self._rule))
 
     def _apply(self, taken: sc.Taken) -> ToolReply:
         if taken.queued is not None:

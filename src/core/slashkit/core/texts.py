@@ -114,21 +114,26 @@ SKIP_WHY: Final[Mapping[Operator, str]] = {
     "||": "the last command succeeded",
     "|": "the command before it did not end well",
 }
-REFUSED_WHY: Final = "only the person may run /model or /effort, and this came from {origin}"
-HANDED_REFUSED_WHY: Final = "only the person may give /model or /effort its arguments, and a | would hand it output"
+REFUSED_WHY: Final = "only the person may run /{command}, and this came from {origin}"
+HANDED_REFUSED_WHY: Final = "only the person may give /{command} its arguments, and a | would hand it output"
 #: The longest output one command hands the next through `|`; past it the text is cut and says so.
 MAX_HANDED: Final = 16_384
 HANDED_CUT: Final = "[slash-chain: the output handed on was cut to {limit} characters]"
 
 
-def refused_why(origin: str) -> str:
-    """Why a step of a chain the person did not type was not run."""
-    return REFUSED_WHY.format(origin=origin or "an unnamed origin")
+def refused_why(step: Step, origin: str) -> str:
+    """Why a command only the person may run (`slashkit.core.policy`) was not run for this origin."""
+    return REFUSED_WHY.format(command=step.command, origin=origin or "an unnamed origin")
+
+
+def handed_refused_why(step: Step) -> str:
+    """Why a command only the person may run was not run after a `|`, in the person's own chain."""
+    return HANDED_REFUSED_WHY.format(command=step.command)
 
 
 def refused_text(step: Step, origin: str) -> str:
-    """The answer to a typed command that was not run for who typed it: `/model was not run: ...`."""
-    return f"/{step.command} was not run: {refused_why(origin)}"
+    """The answer to a typed command that was not run for who typed it: `/config was not run: ...`."""
+    return f"/{step.command} was not run: {refused_why(step, origin)}"
 
 
 def skipped_text(index: int, total: int, step: Step, why: str) -> str:
@@ -212,6 +217,8 @@ class Key(Enum):
     SELF_TOOL_NOTE = "self_tool_note"
     DENY_PERSON_ONLY = "deny_person_only"
     NOT_BUILTIN = "not_builtin"
+    DENY_NOT_ALLOWED = "deny_not_allowed"
+    DENY_CHAINED = "deny_chained"
 
 
 ENGLISH: Final = "en"
@@ -245,6 +252,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "themselves."
         ),
         Key.NOT_BUILTIN: "/{name} was not run: it is not one of this session's built-in slash commands.",
+        Key.DENY_NOT_ALLOWED: (
+            "/{name} was not run: only the user may run it, because it can change what they set or reach beyond "
+            "this session. Ask them to type /{name} themselves."
+        ),
+        Key.DENY_CHAINED: (
+            "/{name} was not run: its arguments hold more commands, and only the user may chain commands. Queue "
+            "/{name} alone."
+        ),
     },
     "pt-BR": {
         Key.SKILL_NOTE: (
@@ -276,6 +291,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "digite /{name}."
         ),
         Key.NOT_BUILTIN: "/{name} não foi executado: não é um dos comandos de barra nativos desta sessão.",
+        Key.DENY_NOT_ALLOWED: (
+            "/{name} não foi executado: só o usuário pode executá-lo, porque ele pode mudar o que o usuário "
+            "definiu ou alcançar algo além desta sessão. Peça que ele digite /{name}."
+        ),
+        Key.DENY_CHAINED: (
+            "/{name} não foi executado: os argumentos contêm outros comandos, e só o usuário encadeia comandos. "
+            "Coloque /{name} na fila sozinho."
+        ),
     },
     "zh-CN": {
         Key.SKILL_NOTE: (
@@ -299,6 +322,11 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         ),
         Key.DENY_PERSON_ONLY: "/{name} 没有运行：只有用户可以设置本会话的模型或推理强度。请让用户自己输入 /{name}。",
         Key.NOT_BUILTIN: "/{name} 没有运行：它不是本会话的内置斜杠命令。",
+        Key.DENY_NOT_ALLOWED: (
+            "/{name} 没有运行：只有用户可以运行它，因为它可能改变用户的设置，或触及本会话之外的东西。"
+            "请让用户自己输入 /{name}。"
+        ),
+        Key.DENY_CHAINED: "/{name} 没有运行：它的参数里还有其他命令，只有用户可以串联命令。请只把 /{name} 单独排队。",
     },
     "es": {
         Key.SKILL_NOTE: (
@@ -332,6 +360,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "escriba /{name}."
         ),
         Key.NOT_BUILTIN: "/{name} no se ejecutó: no es uno de los comandos de barra integrados de esta sesión.",
+        Key.DENY_NOT_ALLOWED: (
+            "/{name} no se ejecutó: solo el usuario puede ejecutarlo, porque puede cambiar lo que el usuario "
+            "ajustó o llegar más allá de esta sesión. Pídele que escriba /{name}."
+        ),
+        Key.DENY_CHAINED: (
+            "/{name} no se ejecutó: sus argumentos contienen más comandos, y solo el usuario encadena comandos. "
+            "Pon /{name} en cola solo."
+        ),
     },
 }
 

@@ -17,6 +17,8 @@ from slashkit.adapters.bridge.state import BridgeState, Moved, on_chain_event, o
 from slashkit.core import chain_machine as m
 from slashkit.core import self_command as sc
 from slashkit.core import texts
+from slashkit.core.allowlist import HOSTS
+from slashkit.core.policy import rule_for
 from slashkit.core.ports import Environment, Identity, Whoami
 from slashkit.core.self_command_session import ACTIVE_WANTS
 
@@ -27,17 +29,27 @@ ORDER_WAIT_S = 2.0
 #: counting it would make every later event wait for the ones between, and a huge one would carry the versions past
 #: what JavaScript counts exactly (2**53), so that no forecast would hold again.
 MAX_SEQ_AHEAD = 1024
+#: The names a person adds to the built-ins anyone may run, from their own shell (slashkit.core.policy.rule_for).
+ALLOW_VARIABLE = "SLASHKIT_ALLOW"
+#: Set by a slashkit harness (the Agent SDK host) in the environment of the Claude Code it drives: the text it
+#: sends is its chain's steps, never the person's typing, and never a chain of its own.
+HARNESS_VARIABLE = "SLASHKIT_HARNESS"
 
 
 class Bridge:
     """The core of one host session behind the wire format."""
 
-    def __init__(self, env: Environment, whoami: Whoami, fail_tool: str | None = None) -> None:
+    def __init__(
+        self, env: Environment, whoami: Whoami, fail_tool: str | None = None, host: str = "claude-code"
+    ) -> None:
         """`fail_tool` is the fail tool's name as the host gives it to the model, which the fail note names; None
-        for Claude Code's."""
+        for Claude Code's. `host` names the host whose allowlist the refusal rule applies (allowlist.HOSTS),
+        widened by the names the person listed in `SLASHKIT_ALLOW`; a session a slashkit harness drives
+        (`SLASHKIT_HARNESS`, which the Agent SDK host sets for its Claude Code) is not typed by the person."""
         self._env = env
         self._whoami = whoami
-        self.state = BridgeState(chains=m.ChainState(fail_tool=fail_tool or texts.FAIL_TOOL_ID))
+        rule = rule_for(HOSTS[host], env.get(ALLOW_VARIABLE), bool(env.get(HARNESS_VARIABLE)))
+        self.state = BridgeState(chains=m.ChainState(fail_tool=fail_tool or texts.FAIL_TOOL_ID, rule=rule))
         self._turn = threading.Condition()
         self._version = 0
         #: The version the forecast of a timer or run holds for, by token.
@@ -130,10 +142,12 @@ class Bridge:
                 described = None if state.lich is None else sc.described(state.lich, tool, description)
                 return Moved(state, None if described is None else p.Description(described))
             case p.SkillAnswered(skill, is_error, builtins, args):
-                return _took(state, sc.skill_answered(state.lich, skill, args, is_error, builtins))
+                taken = sc.skill_answered(state.lich, skill, args, is_error, builtins, state.chains.rule)
+                return _took(state, taken)
             case p.ControlAnswered(is_error, builtins, target, action, value, args):
                 call = (target, action, value, args)
-                return _took(state, sc.control_answered(state.lich, call, is_error, builtins, self._identity))
+                rule = state.chains.rule
+                return _took(state, sc.control_answered(state.lich, call, is_error, builtins, self._identity, rule))
             case _:
                 return on_chain_event(state, event)
 

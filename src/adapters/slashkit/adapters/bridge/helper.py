@@ -28,10 +28,14 @@ if TYPE_CHECKING:
 
 #: The socket's file name in the private directory.
 SOCKET_NAME = "s"
-#: The one option: the name the host gives the model for the fail tool, when it is not Claude Code's
-#: (`mcp__slash-chain__fail`); the core's fail note names the tool so. A shim's installer writes it into the
-#: helper's arguments (slashkit.adapters.bridge.shim.helper_facts).
+#: The options, which a shim's installer writes into the helper's arguments (slashkit.adapters.bridge.shim
+#: .helper_facts): the name the host gives the model for the fail tool, when it is not Claude Code's
+#: (`mcp__slash-chain__fail`), so that the core's fail note names it so; and the host, whose allowlist of
+#: built-ins the refusal rule applies (`slashkit.core.allowlist.HOSTS`), when it is not Claude Code.
 FAIL_TOOL_OPTION = "--fail-tool"
+HOST_OPTION = "--host"
+#: The hosts `--host` names (slashkit.core.allowlist.HOSTS, which this module does not import before READY).
+HOSTS = ("claude-code", "opencode")
 #: The longest tool name the model APIs take (function names of 1 to 64 letters, digits, `_` and `-`).
 MAX_TOOL_NAME = 64
 
@@ -50,7 +54,7 @@ def private_directory() -> str:
 
 def main(args: list[str] | None = None) -> None:
     """Listens, says READY, then serves the bridge until the host ends the helper."""
-    fail_tool = fail_tool_named(sys.argv[1:] if args is None else args)
+    fail_tool, host = options(sys.argv[1:] if args is None else args)
     directory = private_directory()
     path = os.path.join(directory, SOCKET_NAME)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -76,18 +80,23 @@ def main(args: list[str] | None = None) -> None:
     gc.freeze()
     gc.enable()
     lich = _ProcessLich()
-    serve(directory, listener, Bridge(lich, lich, fail_tool))
+    serve(directory, listener, Bridge(lich, lich, fail_tool, host))
 
 
-def fail_tool_named(args: list[str]) -> str | None:
-    """Reads the helper's arguments, `[--fail-tool NAME]`: the name, or None for Claude Code's. Anything else ends
-    the helper with one line saying why, before it says READY, and the host's shim shows it as unavailable."""
-    match args:
-        case []:
-            return None
-        case [option, name] if option == FAIL_TOOL_OPTION and _is_tool_name(name):
-            return name
-    expected = f"no arguments or {FAIL_TOOL_OPTION} NAME (1 to {MAX_TOOL_NAME} letters, digits, _ or -)"
+def options(args: list[str]) -> tuple[str | None, str]:
+    """Reads the helper's arguments, `[--fail-tool NAME] [--host HOST]`: the fail tool's name (None for Claude
+    Code's) and the host (Claude Code's unless named). Anything else ends the helper with one line saying why,
+    before it says READY, and the host's shim shows it as unavailable."""
+    named = args[::2]
+    given = dict(zip(named, args[1::2], strict=False))
+    fail_tool, host = given.get(FAIL_TOOL_OPTION), given.get(HOST_OPTION, HOSTS[0])
+    sound = len(args) % 2 == 0 and len(set(named)) == len(named) and set(named) <= {FAIL_TOOL_OPTION, HOST_OPTION}
+    if sound and (fail_tool is None or _is_tool_name(fail_tool)) and host in HOSTS:
+        return fail_tool, host
+    expected = (
+        f"{FAIL_TOOL_OPTION} NAME (1 to {MAX_TOOL_NAME} letters, digits, _ or -) and {HOST_OPTION} "
+        f"({' or '.join(HOSTS)}), each at most once, or nothing"
+    )
     sys.exit(f"slashkit helper: expected {expected}, got {' '.join(args)[:200]!r}")
 
 

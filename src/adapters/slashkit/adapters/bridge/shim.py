@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION
+from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION
 
 #: The module a shim runs with the interpreter slashkit is installed in: `python -m HELPER_MODULE`.
 HELPER_MODULE: Final = "slashkit.adapters.bridge.helper"
@@ -21,11 +21,12 @@ START_TIMEOUT_MS: Final = 5000
 ANSWER_TIMEOUT_MS: Final = 3000
 
 
-def helper_facts(python: str, fail_tool: str | None = None) -> dict[str, object]:
+def helper_facts(python: str, fail_tool: str | None = None, host: str | None = None) -> dict[str, object]:
     """The facts the bridge's client needs before Python runs: which interpreter, which module with which
     arguments (the fail tool's name, for a host that gives the model the tool under another name than Claude
-    Code's), how long to wait."""
+    Code's; the host, when it is not Claude Code), how long to wait."""
     options = [] if fail_tool is None else [FAIL_TOOL_OPTION, fail_tool]
+    options += [] if host is None else [HOST_OPTION, host]
     return {
         "PYTHON": python,
         "HELPER_ARGS": ["-m", HELPER_MODULE, *options],

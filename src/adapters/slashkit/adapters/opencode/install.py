@@ -76,7 +76,7 @@ def host_module(python: str) -> str:
     """The generated facts the plugin needs before Python runs: which interpreter, and what it registers."""
     values: dict[str, object] = {
         # The helper hears the tool's name with its arguments, so the core's fail note names it as it is.
-        **helper_facts(python, FAIL_TOOL),
+        **helper_facts(python, FAIL_TOOL, "opencode"),
         "UNAVAILABLE": texts.CHAIN_UNAVAILABLE,
         "ENABLED_KEY": ENABLED_KEY,
         "CHAIN_COMMAND": texts.CHAIN_COMMAND,

@@ -15,14 +15,17 @@ from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.chain_session import ChainSession
 from slashkit.core.js_text import js_trim_end
-from slashkit.core.policy import Denied
+from slashkit.core.policy import DEFAULT_RULE, Denied, Rule
 from slashkit.core.ports import RunOutcome
 
-#: The origin of what the harness types: the person's own input, which may run /model and /effort and cancels a
+#: The origin of what the harness types for the person: their own input, which may run anything and cancels a
 #: running chain (slashkit.core.policy). Claude Code's own name for an SDK host's turn, `sdk`, is the person's
 #: typing too but keeps the seed's rule that it does not cancel a chain; a harness's next prompt does, so the
 #: host names it as the person's input from outside the composer: `bridge`.
 HARNESS_ORIGIN: Final = "bridge"
+#: The origin of text a harness sends that it does not mark as the person's (`SlashSession.run(..., by_person=
+#: False)`: a model's output, a message from elsewhere): it runs only what anyone may run.
+HARNESS_TEXT: Final = "harness"
 
 #: How the session's turn ended, by the ResultMessage's `terminal_reason` (measured on claude-agent-sdk 0.2.184
 #: with Claude Code 2.1.328: `aborted_streaming` after `interrupt()`, `api_error` after an HTTP 400 or 500).
@@ -145,8 +148,8 @@ def started(before: m.Running | None, after: m.ChainState) -> list[tuple[int, Ev
 class ObservedChainSession(ChainSession):
     """The core's chain session, telling the host what each event it handled did to the chains."""
 
-    def __init__(self, ports: "Ports", seen: Callable[[int, Event], None]) -> None:
-        super().__init__(ports.clock, ports.runner, ports.ui, ports.store, lambda c, o: seen(c, ChainEnded(o)))
+    def __init__(self, ports: "Ports", seen: Callable[[int, Event], None], rule: Rule = DEFAULT_RULE) -> None:
+        super().__init__(ports.clock, ports.runner, ports.ui, ports.store, lambda c, o: seen(c, ChainEnded(o)), rule)
         self._seen = seen
         ports.runner.running = lambda: self.state.running
 

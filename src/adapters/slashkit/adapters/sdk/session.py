@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from typing import Any, Final, cast
 
 from claude_agent_sdk import (
@@ -36,6 +36,7 @@ from slashkit.adapters.sdk.events import (
 )
 from slashkit.adapters.sdk.mapping import (
     HARNESS_ORIGIN,
+    HARNESS_TEXT,
     DrainedClock,
     NoticeLog,
     ObservedChainSession,
@@ -53,9 +54,10 @@ from slashkit.adapters.sdk.mapping import (
 from slashkit.core import chain_machine as m
 from slashkit.core import self_command as sc
 from slashkit.core import texts
+from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain import Step, holds_chain
 from slashkit.core.chain_session import ENABLED_KEY, enabled
-from slashkit.core.policy import Denied
+from slashkit.core.policy import Denied, is_refused, rule_for
 from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
 
 #: The in-process server and tool the model calls to run one of the session's built-ins.
@@ -72,6 +74,10 @@ SELF_SCHEMA: Final[Mapping[str, object]] = {
 }
 #: The model a local command's answer carries (measured on Claude Code 2.1.328).
 SYNTHETIC: Final = "<synthetic>"
+#: Set in the environment of the Claude Code this host drives (slashkit.adapters.bridge.bridge.HARNESS_VARIABLE):
+#: a slashkit plugin installed for good, and so loaded into this session too, reads each step this host sends as
+#: the harness's text, never as the person's typing, and starts no chain of its own from it.
+HARNESS_MARK: Final = {"SLASHKIT_HARNESS": "sdk"}
 
 
 class SlashSession:
@@ -81,7 +87,9 @@ class SlashSession:
     Pass your own `ClaudeAgentOptions`, or a `ClaudeSDKClient` that is not connected yet (slashkit adds its
     tools and hooks to its options and connects it). `self_commands=True` offers the model a tool to run one
     of the session's built-ins (such as /compact) when the user asks; `language` picks its texts (en, pt-BR,
-    zh-CN, es). Iterate each `run` to its end: the session sends one query at a time.
+    zh-CN, es). Only the person may run a built-in off the allowlist (slashkit.core.allowlist): `allow` names the
+    ones the person adds for themselves (never /model or /effort). Iterate each `run` to its end: the session
+    sends one query at a time.
     """
 
     def __init__(
@@ -92,11 +100,13 @@ class SlashSession:
         self_commands: bool = False,
         language: str | None = None,
         store: SettingStore | None = None,
+        allow: Iterable[str] = (),
     ) -> None:
         self._buffers: dict[int, list[Event]] = {}
         self._loose: list[Event] = []
         self._ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(self._loose.append), store or DictStore())
-        self.chains = ObservedChainSession(self._ports, self._seen)
+        self._rule = rule_for(CLAUDE_CODE, " ".join(allow))
+        self.chains = ObservedChainSession(self._ports, self._seen, self._rule)
         self._self_commands = self_commands
         self._lich = sc.Lich(session_id="", lang=texts.language(language))
         self._queued: deque[sc.Request] = deque()
@@ -137,21 +147,29 @@ class SlashSession:
 
     # What the harness types
 
-    async def run(self, text: str) -> AsyncIterator[Event]:
+    async def run(self, text: str, *, by_person: bool = True) -> AsyncIterator[Event]:
         """Types `text` as the person would and yields what happens until it is over: a chain's steps and how
         it ended, a single command's output, or the model's answer to a prompt.
 
         Anything but a chain (a prompt, a command alone) cancels a running chain first, as the person's own
-        prompt does; a new chain cancels it too, then starts.
+        prompt does; a new chain cancels it too, then starts. Text the person did not type (a model's output, a
+        message from elsewhere) is `by_person=False`: then only what anyone may run runs (a built-in off the
+        allowlist is answered with the refusal, in a chain or alone), and it cancels nothing.
         """
         command, _, args = text.removeprefix("/").partition(" ")
+        origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
         if text.startswith("/") and command == CHAIN_COMMAND:
             for event in self._answer(Step(command, args), self.chains.chain_command(args, self._enabled())):
                 yield event
             return
         chained = text.startswith("/") and holds_chain(args)
+        listed = (self._builtins, self._known or ())
+        if text.startswith("/") and not chained and not self._rule.knowing(*listed).may_run(command, origin):
+            for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
+                yield event
+            return
         first: RunRequest | None
-        match self.chains.command_typed(command, args, HARNESS_ORIGIN, self._enabled()) if chained else None:
+        match self.chains.command_typed(command, args, origin, self._enabled(), *listed) if chained else None:
             case m.RunTyped(chain, index, head):
                 first = RunRequest(chain, index, Step(command, head), self.chains.reporter(chain, index))
             case m.CommandAnswer(text):
@@ -160,7 +178,7 @@ class SlashSession:
                     yield event
                 first = self._next_run()
             case None:
-                self.chains.handle(m.PromptSubmitted(text, HARNESS_ORIGIN))
+                self.chains.handle(m.PromptSubmitted(text, origin))
                 async for event in self._alone(text):
                     yield event
                 return
@@ -353,9 +371,12 @@ class SlashSession:
         name = args.get("command")
         asked = sc.request(name if isinstance(name, str) else "", args.get("args"))
         lang = self._lich.lang
-        match sc.decide(self._lich, asked, self._builtins):
-            case Denied():
+        match sc.decide(self._lich, asked, self._builtins, self._rule):
+            case Denied() if is_refused(asked.name):
+                # In an SDK session /model sets this session only (measured on 2.1.328): lich's reason is not this.
                 text, refused = texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.name), True
+            case Denied(denial):
+                text, refused = denial, True
             case sc.Queue():
                 self._queued.append(asked)
                 text, refused = texts.text(lang, Key.SKILL_QUEUED, queued=asked.label), False
@@ -386,6 +407,7 @@ class SlashSession:
         hooks.setdefault("PreToolUse", []).append(HookMatcher(matcher=FAIL_TOOL_ID, hooks=[self._fail_from_subagent]))
         return dataclasses.replace(
             options,
+            env={**options.env, **HARNESS_MARK},
             mcp_servers={**options.mcp_servers, **loaded},
             allowed_tools=[*options.allowed_tools, *allowed],
             hooks=hooks,

@@ -2,9 +2,15 @@
  * The `slash-chain` plugin: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge: it
  * translates the engine's payloads into the core's events (docs/bridge.md) and answers with what the core says.
  */
-import type { Register } from 'claude-code'
+import type { EngineInterface, Register } from 'claude-code'
 import { ask, bounded, enabled, host, messageOf, prepare, reportRun, wanted } from './bridge.js'
 import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
+
+/** The engine's command list as the refusal rule reads it: every name, and the built-ins among them. */
+async function listed($: EngineInterface): Promise<{ commands: string[]; builtins: string[] }> {
+  const all = await $.command.list()
+  return { commands: all.map(c => c.name), builtins: all.filter(c => c.source === 'builtin').map(c => c.name) }
+}
 
 export const register: Register = on => {
   on('session.start', async ($, e, next) => {
@@ -35,9 +41,10 @@ export const register: Register = on => {
   on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
     // The helper's cold start is the whole of a first chain's wait: it starts before the setting is read.
     prepare(host($))
-    const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: await enabled($) })
+    const [setting, names] = await Promise.all([enabled($), listed($)])
+    const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: setting, ...names })
     const reply = answer?.reply
-    // The core answered the command itself: it is not to run (a /model or /effort the person did not type).
+    // The core answered the command itself: it is not to run (a command only the person may run, run by another).
     if (reply?.kind === 'text') return { text: reply.text }
     if (answer === undefined || reply?.kind !== 'run') return next(e)
     let result

@@ -1,0 +1,72 @@
+"""The built-ins each host version has, and the few of them anyone but the person may run, each with why it is
+safe: it changes nothing the person set and reaches nothing new. Measured, never guessed; a built-in a later
+version adds is on no list here, and a host that lists its commands (`Rule.knowing`) has it refused until it is
+measured and added. `slashkit.core.policy` applies these."""
+
+from collections.abc import Mapping
+from typing import Final
+
+from attrs import frozen
+
+
+@frozen
+class Allowlist:
+    """One host version's built-ins (names and aliases) and the ones that are safe for anyone, with why."""
+
+    host: str
+    builtins: frozenset[str]
+    safe: Mapping[str, str]
+
+
+_READS_ONLY: Final = "shows a report of the session and changes nothing"
+_PROMPT: Final = (
+    "a prompt-type built-in: it hands the model a prompt, and whatever the model then does goes through the "
+    "person's own permissions"
+)
+
+#: Claude Code 2.1.328. The built-ins are what `get_server_info()` lists with `builtin: true` in an SDK session
+#: (measured on 2.1.328 through claude-agent-sdk 0.2.184, 2026-12-01), and those only the interactive session
+#: has, found by queueing each as the model and diffing every file under HOME and the project (issue 16). Among
+#: what that attack found: `config` (alias `settings`) saves the model and the permission mode, `output-style`
+#: writes the project's settings and the user's git ignore, `autocompact` and `auto-mode-setup` change settings,
+#: `plugin marketplace add` and `mcp enable` reach new code, `export` writes a file wherever it is told.
+CLAUDE_CODE: Final = Allowlist(
+    host="Claude Code 2.1.328",
+    builtins=frozenset(
+        {
+            # listed by get_server_info() in an SDK session
+            *("__remote-workflow", "agents", "auto-mode-setup", "autocompact", "batch", "claude-api", "clear"),
+            *("reset", "new", "code-review", "review", "color", "compact", "config", "settings", "context"),
+            *("dataviz", "debug", "deep-research", "doctor", "checkup", "effort", "fast", "fewer-permission-prompts"),
+            *("focus", "goal", "heapdump", "init", "insights", "list-agents", "peers", "loop", "proactive", "mcp"),
+            *("model", "output-style", "plugin-authoring", "recap", "reload-plugins", "reload-skills", "rename"),
+            *("name", "run", "run-skill-generator", "security-review", "simplify", "team-onboarding"),
+            *("update-config", "usage", "cost", "stats", "verify", "workflow-authoring", "workflow-launch-exec"),
+            # the interactive session's own, as the attack of issue 16 ran them
+            *("add-dir", "background", "cd", "exit", "export", "help", "hooks", "ide", "keybindings", "login"),
+            *("logout", "memory", "permissions", "plugin", "rewind", "sandbox", "theme", "tui"),
+        }
+    ),
+    safe={
+        "compact": "summarises the conversation so far in its place; no setting changes (seed 000's example)",
+        "context": _READS_ONLY + " (how the context window is used)",
+        "usage": _READS_ONLY + " (cost and usage)",
+        "cost": _READS_ONLY + " (an alias of usage)",
+        "stats": _READS_ONLY + " (an alias of usage)",
+        "help": _READS_ONLY + " (the commands there are)",
+        "code-review": _PROMPT,
+        "review": _PROMPT + " (an alias of code-review)",
+        "security-review": _PROMPT,
+    },
+)
+
+#: opencode 1.18.33: the TUI's built-ins are not server commands (the server answers 500 for them, measured), so a
+#: plugin runs only the ones it runs itself, and slashkit's runs `compact` alone (as the server's summarize).
+OPENCODE: Final = Allowlist(
+    host="opencode 1.18.33",
+    builtins=frozenset({"compact"}),
+    safe={"compact": "the TUI's /compact, run as the server's summarize; no setting changes"},
+)
+
+#: Every host's list, by the name a shim's installer passes the helper (`--host`).
+HOSTS: Final[Mapping[str, Allowlist]] = {"claude-code": CLAUDE_CODE, "opencode": OPENCODE}
