@@ -20,6 +20,7 @@ from slashkit.core.chain_machine import (
     TurnEnded,
 )
 from slashkit.core.chain_session import ENABLED_KEY, ChainSession, enabled
+from slashkit.core.policy import DEFAULT_RULE, Rule
 from slashkit.core.ports import Identity, RunOutcome
 from slashkit.core.self_command import ToolReply
 from slashkit.core.self_command_session import SelfCommandSession
@@ -171,7 +172,8 @@ class MemoryHost:
 
     `type` is the person's prompt; `end_turn`, `close_pane`, `resolve` and `clock.advance` are the host
     moving on; `skill_call` and `control_call` are the model's tool calls. What the person would see is in
-    `ui.lines`, `ui.toasts`, `answers` and `prompts`; `runs` lists every command run, in order.
+    `ui.lines`, `ui.toasts`, `answers` and `prompts`; `runs` lists every command run, in order. `rule` is who
+    may run what (slashkit.core.policy: Claude Code's allowlist unless told), knowing the host's `commands`.
     """
 
     commands: dict[str, Command] = field(factory=dict)
@@ -183,6 +185,7 @@ class MemoryHost:
     whoami: ScriptedWhoami = field(factory=ScriptedWhoami)
     #: lich's control_session, answering (target, action, value) with (text, is_error).
     lich_control: Callable[[object, object, object], tuple[str, bool]] = lambda *_: ("", True)
+    rule: Rule = DEFAULT_RULE
     runs: list[tuple[str, str]] = field(factory=list)
     #: Who started each run of `runs`, by the engine's origin kind (`composer`, `plugin`, ...).
     origins: list[str] = field(factory=list)
@@ -196,9 +199,12 @@ class MemoryHost:
 
     def __attrs_post_init__(self) -> None:
         runner = ScriptedRunner(self)
-        self.chains = ChainSession(self.clock, runner, self.ui, self.store, lambda _, o: self.outcomes.append(o))
-        self.self_commands = SelfCommandSession(self.env, self.whoami, self.clock, runner, self.ui)
+        self.chains = ChainSession(self.clock, runner, self.ui, self.store, self._ended, self.rule)
+        self.self_commands = SelfCommandSession(self.env, self.whoami, self.clock, runner, self.ui, self.rule)
         self.start_session()
+
+    def _ended(self, _: int, outcome: Outcome) -> None:
+        self.outcomes.append(outcome)
 
     def start_session(self) -> None:
         """Starts (or, like /clear and /compact, restarts) the session."""
