@@ -76,14 +76,16 @@ def test(work: Path) -> bool:
     tests = sorted(NODE_TESTS.glob("*.test.ts"))
     for found in tests:
         shutil.copy(found, source / found.name)
+    (work / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
     out = work / "out"
-    emit = {"types": ["node"], "noEmit": False, "outDir": str(out)}
+    emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out)}
     config = _tsconfig(work, emit, ["src"])
     if not _run([str(TSC), "-p", str(config)]):
         return False
     (out / "package.json").write_text(json.dumps({"type": "module"}))
     compiled = [str(out / found.with_suffix(".js").name) for found in tests]
-    return _run(["node", "--test", *compiled])
+    # A test that hangs fails after 10 s instead of holding the test command.
+    return _run(["node", "--test", "--test-reporter=spec", "--test-timeout=10000", *compiled])
 
 
 def _tsconfig(folder: Path, options: dict[str, object], include: list[str], files: tuple[str, ...] = ()) -> Path:

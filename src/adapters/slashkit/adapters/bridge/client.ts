@@ -159,8 +159,8 @@ export async function ask(host: Host, event: string, e: unknown): Promise<Answer
   // A held report the helper found stale (it handled another event first) is answered with what it did
   // instead of the forecast; otherwise with nothing. Either way the client now holds every timer and run the
   // helper waits on (tests/property/test_bridge_stateful.py).
-  for (const report of late) for (const fx of report.effects) await act(host, fx, report.version, current)
-  for (const fx of answer.effects) await act(host, fx, answer.version, current)
+  for (const report of late) await carryOut(host, report.effects, report.version, current)
+  await carryOut(host, answer.effects, answer.version, current)
   return { reply: answer.reply, at: answer.version, from: current }
 }
 
@@ -386,11 +386,24 @@ async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<vo
 }
 
 /**
+ * Carries out an answer's effects in order. A host call that fails (a store that cannot be written) is written to
+ * the debug log and the rest go on, so `ask` never throws.
+ */
+async function carryOut(host: Host, effects: Effect[], at: number, from: Helper): Promise<void> {
+  for (const fx of effects) await act(host, fx, at, from).catch(debugged(host))
+}
+
+/**
  * Lets work go on after the call that started it returned, and writes its failure (a host call that threw) to
  * the debug log: a rejection nobody handles would end a Node host's process.
  */
 function detached(host: Host, work: Promise<void>): void {
-  work.catch((err: unknown) => host.debug(`slashkit: ${messageOf(err)}`))
+  work.catch(debugged(host))
+}
+
+/** Writes the failure of a host call to the host's debug log. */
+function debugged(host: Host): (err: unknown) => void {
+  return err => host.debug(`slashkit: ${messageOf(err)}`)
 }
 
 /**
