@@ -11,12 +11,12 @@ import { dirname, join } from 'node:path'
 import { ask, bounded, close, link, messageOf, nodeHost, reportRun, wanted, type Answer, type Effect, type Link } from './slashkit/bridge.js'
 import type { Host } from './slashkit/client.js'
 import * as facts from './slashkit/host.js'
+// The optional-event name that asks for a step's text with its end, generated from the core's.
+import { STEP_OUTPUT } from './slashkit/wire.js'
 
 type Client = Parameters<Plugin>[0]['client']
 type Part = { type: string; text?: string; ignored?: boolean; id?: string; messageID?: string; sessionID?: string; auto?: boolean }
 
-/** The optional-event name that asks for a step's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
-const STEP_OUTPUT = 'StepOutput'
 /** lich's control tool as opencode names an MCP server `lich`'s `control_session` (measured on 1.18.33). Its
  * description is not amended: `tool.definition` fires for built-in and plugin tools only, never for an MCP tool
  * (measured on 1.18.33), so there is no `ToolDescribed` to send. */
