@@ -1,7 +1,7 @@
 """The TypeScript held to the Python's standard, as `scripts/test` runs it: the bridge's client and every shim
 type-checked, and the client tested on its own.
 
-    python scripts/typescript.py check   # tsc --strict --noEmit over every plugin as laid out for users
+    python scripts/typescript.py check   # tsc --strict --noEmit over every plugin as laid out, and tests/kit
     python scripts/typescript.py test    # tests/node/*.test.ts with the client, compiled, then `node --test`
 
 Both lay their files out in a temporary folder with the installers' own functions
@@ -32,6 +32,9 @@ TOOLS: Final = REPO_ROOT / ".tools" / "typescript"
 TSC: Final = TOOLS / "node_modules" / ".bin" / "tsc"
 CLAUDE_CODE_TYPES: Final = TOOLS / "claude-code" / "claude-code.d.ts"
 NODE_TESTS: Final = REPO_ROOT / "tests" / "node"
+#: The Claude Code plugins' kit tests (`claude plugin test`, tests/engine/test_kit.py): `<plugin>.test.ts` and the
+#: shared modules, checked in the plugin's `tests/` folder, where the kit runs them.
+KIT: Final = REPO_ROOT / "tests" / "kit"
 
 #: The compiler options Claude Code's declarations give for a hooks module (its header, measured on 2.1.328): no
 #: DOM and no Node, strict, an index read may be undefined. The opencode plugin and the tests add Node's types.
@@ -52,12 +55,17 @@ OPTIONS: Final[dict[str, object]] = {
 
 
 def check(work: Path) -> bool:
-    """tsc over each Claude Code plugin and the opencode plugin, laid out under `work`; True when all are sound."""
+    """tsc over each Claude Code plugin with its kit tests and the opencode plugin, laid out under `work`; True
+    when all are sound."""
     marketplace = plugins.lay_out(work / "claude-code")
-    configs = [
-        _tsconfig(marketplace / "plugins" / name, {}, ["hooks"], files=(str(CLAUDE_CODE_TYPES),))
-        for name in plugins.PLUGINS
-    ]
+    configs = []
+    for name in plugins.PLUGINS:
+        folder = marketplace / "plugins" / name
+        (folder / "tests").mkdir()
+        shared = [kit for kit in KIT.glob("*.ts") if not kit.name.endswith(".test.ts")]
+        for kit in [KIT / f"{name}.test.ts", *shared]:
+            shutil.copy(kit, folder / "tests" / kit.name)
+        configs.append(_tsconfig(folder, {}, ["hooks", "tests"], files=(str(CLAUDE_CODE_TYPES),)))
     # opencode puts @opencode-ai/plugin into a config dir's node_modules; here the pinned one stands there.
     config_dir = work / "opencode"
     install.install(config_dir)
