@@ -13,7 +13,7 @@ from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
 from slashkit.core import chain_machine as m
 from slashkit.core.chain import Step
 from slashkit.core.ports import Identity
-from slashkit.core.texts import FAIL_TOOL_ID, fail_note
+from slashkit.core.texts import FAIL_TOOL_ID, HANDED_CUT, MAX_HANDED, fail_note
 
 
 def message(event: str, **e: Any) -> bytes:
@@ -216,6 +216,19 @@ class TestChains:
         assert 0 < asked < total  # forecasts carried most of it, and asking carried the rest
         assert bridge.state.chains.running is None
         assert bridge.state.pending == {}
+
+    def test_the_longest_text_the_client_sends_is_read_and_a_pipe_says_it_was_cut(self, bridge: Bridge) -> None:
+        # The client cuts a run's text to MAX_TEXT (`bounded`, wire.ts): written as JSON at its longest, 6 bytes a
+        # character, it is still a request the helper reads, and longer than a `|` hands on, so the next step is
+        # told the text was cut.
+        send(bridge, "ChainTyped", command="a", args="| /b", origin="composer", enabled=True)
+        ended = json.dumps({"v": 2, "event": "RunEnded", "e": {"token": 1, "error": None, "output": "\0" * p.MAX_TEXT}})
+        assert len(ended) > 6 * p.MAX_TEXT
+        decoded = p.decode(ended.encode())
+        assert isinstance(decoded, Success), decoded
+        after = json.loads(p.encode(bridge.handle(decoded.unwrap().event)))["effects"][-1]
+        run = send(bridge, "TimerFired", token=after["token"])["effects"][-1]
+        assert run["args"].endswith(HANDED_CUT.format(limit=MAX_HANDED))
 
     def test_the_deepest_forecast_is_as_deep_as_the_client_takes(self, bridge: Bridge) -> None:
         # The client takes an answer nested MAX_AHEAD deep and refuses a deeper one as garbage: its bound is this one,
