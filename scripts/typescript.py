@@ -58,11 +58,11 @@ def check(work: Path) -> bool:
     """tsc over each Claude Code plugin with its kit tests and the opencode plugin, laid out under `work`; True
     when all are sound."""
     marketplace = plugins.lay_out(work / "claude-code")
+    shared = [kit for kit in KIT.glob("*.ts") if not kit.name.endswith(".test.ts")]
     configs = []
     for name in plugins.PLUGINS:
         folder = marketplace / "plugins" / name
         (folder / "tests").mkdir()
-        shared = [kit for kit in KIT.glob("*.ts") if not kit.name.endswith(".test.ts")]
         for kit in [KIT / f"{name}.test.ts", *shared]:
             shutil.copy(kit, folder / "tests" / kit.name)
         configs.append(_tsconfig(folder, {}, ["hooks", "tests"], files=(str(CLAUDE_CODE_TYPES),)))
