@@ -49,6 +49,35 @@ if [ "$(cat "$ROOT/.tools/opencode/version" 2>/dev/null)" != "$OPENCODE_VERSION"
   rm -rf "$seed"
   echo "$OPENCODE_VERSION" > "$ROOT/.tools/opencode/version"
 fi
+
+# The pinned TypeScript compiler, for `tsc --strict` over the bridge's client and every shim (scripts/typescript.py),
+# with the types the shims import: Node's (opencode's shim runs on Node's modules, and the client's tests on Node),
+# opencode's plugin API of its pinned version, and Claude Code's mod API. That one ships inside the CLI only: it
+# writes its declarations out when its bundled skill `plugin-authoring` is asked for (measured on 2.1.328), here
+# headless in a throwaway folder, offline (the model call fails at once; ~4 s).
+TYPESCRIPT_PACKAGES="typescript@7.0.2 @types/node@20.19.43 @opencode-ai/plugin@$OPENCODE_VERSION"
+typescript_pins="$TYPESCRIPT_PACKAGES claude-code@$CLAUDE_CODE_VERSION"
+if [ "$(cat "$ROOT/.tools/typescript/version" 2>/dev/null)" != "$typescript_pins" ]; then
+  rm -rf "$ROOT/.tools/typescript"
+  mkdir -p "$ROOT/.tools/typescript"
+  # shellcheck disable=SC2086 # one word per package
+  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/typescript" $TYPESCRIPT_PACKAGES >/dev/null
+  scratch="$(mktemp -d)"
+  (cd "$scratch" && env -i PATH="$PATH" HOME="$scratch" TMPDIR="$scratch" CLAUDE_CONFIG_DIR="$scratch" \
+    ANTHROPIC_API_KEY=offline ANTHROPIC_BASE_URL=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 \
+    HTTP_PROXY=http://127.0.0.1:9 NO_PROXY=127.0.0.1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+    CLAUDE_CODE_MAX_RETRIES=0 "$ROOT/.tools/claude-code/node_modules/.bin/claude" -p /plugin-authoring \
+    >/dev/null 2>&1 || true)
+  declarations="$(find "$scratch" -path "*/bundled-skills/$CLAUDE_CODE_VERSION/*/plugin-authoring/types/claude-code.d.ts")"
+  if [ -z "$declarations" ]; then
+    echo "setup: Claude Code $CLAUDE_CODE_VERSION wrote no claude-code.d.ts under $scratch" >&2
+    exit 1
+  fi
+  mkdir -p "$ROOT/.tools/typescript/claude-code"
+  cp "$declarations" "$ROOT/.tools/typescript/claude-code/claude-code.d.ts"
+  rm -rf "$scratch"
+  echo "$typescript_pins" > "$ROOT/.tools/typescript/version"
+fi
 export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"
 export SLASHKIT_CLAUDE="$ROOT/.tools/claude-code/node_modules/.bin/claude"
 export SLASHKIT_OPENCODE="$ROOT/.tools/opencode/node_modules/.bin/opencode"

@@ -1,14 +1,11 @@
 """The bridge's Python end: the wire format it reads and writes, and the events it turns into use-case calls."""
 
 import json
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from returns.result import Success
 
-from slashkit.adapters import bridge as bridge_package
 from slashkit.adapters.bridge import protocol as p
 from slashkit.adapters.bridge.bridge import Bridge
 from slashkit.adapters.bridge.forecast import MAX_AHEAD
@@ -16,7 +13,7 @@ from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
 from slashkit.core import chain_machine as m
 from slashkit.core.chain import Step
 from slashkit.core.ports import Identity
-from slashkit.core.texts import FAIL_TOOL_ID, fail_note
+from slashkit.core.texts import FAIL_TOOL_ID, HANDED_CUT, MAX_HANDED, fail_note
 
 
 def message(event: str, **e: Any) -> bytes:
@@ -220,11 +217,22 @@ class TestChains:
         assert bridge.state.chains.running is None
         assert bridge.state.pending == {}
 
+    def test_the_longest_text_the_client_sends_is_read_and_a_pipe_says_it_was_cut(self, bridge: Bridge) -> None:
+        # The client cuts a run's text to MAX_TEXT (`bounded`, wire.ts): written as JSON at its longest, 6 bytes a
+        # character, it is still a request the helper reads, and longer than a `|` hands on, so the next step is
+        # told the text was cut.
+        send(bridge, "ChainTyped", command="a", args="| /b", origin="composer", enabled=True)
+        ended = json.dumps({"v": 2, "event": "RunEnded", "e": {"token": 1, "error": None, "output": "\0" * p.MAX_TEXT}})
+        assert len(ended) > 6 * p.MAX_TEXT
+        decoded = p.decode(ended.encode())
+        assert isinstance(decoded, Success), decoded
+        after = json.loads(p.encode(bridge.handle(decoded.unwrap().event)))["effects"][-1]
+        run = send(bridge, "TimerFired", token=after["token"])["effects"][-1]
+        assert run["args"].endswith(HANDED_CUT.format(limit=MAX_HANDED))
+
     def test_the_deepest_forecast_is_as_deep_as_the_client_takes(self, bridge: Bridge) -> None:
-        # The client refuses an answer nested deeper than MAX_FORECAST_DEPTH (client.ts) as garbage.
-        client = (Path(bridge_package.__file__).parent / "client.ts").read_text()
-        taken = re.search(r"^const MAX_FORECAST_DEPTH = (\d+)$", client, re.MULTILINE)
-        assert taken is not None
+        # The client takes an answer nested MAX_AHEAD deep and refuses a deeper one as garbage: its bound is this one,
+        # generated into wire.ts (shim.client_files), and tests/node/client.test.ts holds it to both sides of it.
         typed = send(
             bridge, "ChainTyped", command="a", args="&& " + " && ".join(["/b"] * 100), origin="sdk", enabled=True
         )
@@ -233,7 +241,7 @@ class TestChains:
             inner = fx.get("then") or fx.get("fires") or []
             return 1 + max(map(levels, inner), default=0) if inner else 0
 
-        assert levels(typed["reply"]) == MAX_AHEAD == int(taken[1])
+        assert levels(typed["reply"]) == MAX_AHEAD
 
     def test_chains_that_replace_one_another_leave_only_the_running_steps_tokens(self, bridge: Bridge) -> None:
         # A host that never reports the typed runs of replaced chains once made the state grow by one token each,

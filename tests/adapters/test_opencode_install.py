@@ -8,6 +8,8 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+from slashkit.adapters.bridge import protocol
+from slashkit.adapters.bridge.forecast import MAX_AHEAD
 from slashkit.adapters.bridge.shim import HELPER_MODULE
 from slashkit.adapters.opencode.install import config_dir, host_module, install, uninstall
 from slashkit.core.chain import SEPARATOR_JS
@@ -40,7 +42,7 @@ def test_install_puts_the_entry_in_plugins_and_its_modules_one_folder_down(tmp_p
     plugins = tmp_path / ".opencode" / "plugins"
     # opencode loads every plugins/*.ts as a plugin, so only the entry may stand there.
     assert sorted(p.name for p in plugins.glob("*.ts")) == ["slashkit.ts"]
-    assert sorted(p.name for p in (plugins / "slashkit").iterdir()) == ["bridge.ts", "client.ts", "host.ts"]
+    assert sorted(p.name for p in (plugins / "slashkit").iterdir()) == ["bridge.ts", "client.ts", "host.ts", "wire.ts"]
     assert f"installed in {plugins}" in shown.stdout
     assert str(plugins / "slashkit.ts") in shown.stdout
 
@@ -64,6 +66,10 @@ def test_the_plugin_speaks_through_the_bridges_own_client(tmp_path: Path) -> Non
     install(tmp_path)
     client = resources.files("slashkit.adapters.bridge") / "client.ts"
     assert (tmp_path / "plugins" / "slashkit" / "client.ts").read_text() == client.read_text()
+    # ...with the facts it shares with the helper, generated from the helper's own.
+    wire = (tmp_path / "plugins" / "slashkit" / "wire.ts").read_text()
+    assert f"export const VERSION = {protocol.VERSION}\n" in wire
+    assert f"export const MAX_FORECAST_DEPTH = {MAX_AHEAD}\n" in wire
 
 
 def test_the_plugin_imports_nothing_from_npm_at_run_time(tmp_path: Path) -> None:
@@ -100,7 +106,7 @@ def test_uninstall_takes_out_only_the_plugin(tmp_path: Path) -> None:
     other = target / "plugins" / "mine.ts"
     other.write_text("export const Mine = async () => ({})\n")
     removed = uninstall(target)
-    assert len(removed) == 4
+    assert len(removed) == 5
     assert [p.name for p in (target / "plugins").iterdir()] == ["mine.ts"]
     shown = slashkit("opencode", "uninstall", str(tmp_path))
     assert shown.stdout.strip() == f"slashkit plugin was not installed from {target / 'plugins'}"

@@ -5,10 +5,12 @@
  * records what the plugin sent and did: bridge requests, spawns, transcript lines, toasts, commands run.
  *
  * Copied beside the test files into a laid-out plugin folder by tests/engine/test_kit.py; it imports only the
- * kit, so the tests reach the plugin through the engine's `$` alone.
+ * kit and the plugin's generated facts (host.ts, wire.ts), so the tests reach the plugin through the engine's `$`
+ * alone.
  */
 import type { Args, On } from 'claude-code'
 import { mock, type MockClock } from 'claude-code/testing'
+import { EVENT_PATH, EXIT_PATH, VERSION } from '../hooks/wire.js'
 
 /** Where the n-th helper started says it listens. */
 export function socket(n: number): string {
@@ -16,13 +18,10 @@ export function socket(n: number): string {
 }
 /** Leads the stdout line that carries each request body the plugin sent. */
 export const WIRE_MARK = 'slashkit-wire '
-export const EVENT_URL = 'http://slashkit/v1/event'
-export const EXIT_URL = 'http://slashkit/v1/exit'
-/** The interpreter arguments a laid-out plugin starts (slashkit.adapters.claude_code.plugins). */
-export const HELPER_ARGS = ['-m', 'slashkit.adapters.bridge.helper']
-/** host.ts: START_TIMEOUT_MS and ANSWER_TIMEOUT_MS. */
-export const START_TIMEOUT_MS = 5000
-export const ANSWER_TIMEOUT_MS = 3000
+export const EVENT_URL = `http://slashkit${EVENT_PATH}`
+export const EXIT_URL = `http://slashkit${EXIT_PATH}`
+/** The interpreter arguments a laid-out plugin starts, and how long it waits (slashkit.adapters.claude_code.plugins). */
+export { ANSWER_TIMEOUT_MS, HELPER_ARGS, START_TIMEOUT_MS } from '../hooks/host.js'
 
 export const START = { surface: 'terminal', isInteractive: true, cwd: '/tmp/project' } as const
 /** What the engine adds to a command the person typed. */
@@ -287,7 +286,7 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
     // The kit gives test files a `console` (2.1.328), though a hooks module has none and no type declares it.
     stdout?.log(`${WIRE_MARK}${raw}`)
     const body = JSON.parse(raw) as { v: unknown; event: string; e: Record<string, unknown> }
-    if (e.url !== EVENT_URL || init.method !== 'POST' || body.v !== 2) {
+    if (e.url !== EVENT_URL || init.method !== 'POST' || body.v !== VERSION) {
       return { deny: `fake helper: unexpected request ${e.url} ${JSON.stringify(init)}` }
     }
     const request = { event: body.event, e: body.e }

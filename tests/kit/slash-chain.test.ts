@@ -253,7 +253,7 @@ describe('effects', () => {
 
   test('a timer carries out what it was foreseen to do at once, then sends timer applied', async ($, on) => {
     const fake = fakeHelper(on)
-    const run = { kind: 'run', command: 'b', args: 'y', token: 6, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }
+    const run: Effect = { kind: 'run', command: 'b', args: 'y', token: 6, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }
     fake.answer = sent => (sent.event === 'ChainTyped' ? { effects: [{ kind: 'after', ms: 0, token: 5, fires: [run] }] } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))
@@ -274,8 +274,8 @@ describe('effects', () => {
 
   test('a run reply carries what the typed command does when it ends well, done at once', async ($, on) => {
     const fake = fakeHelper(on)
-    const after = { kind: 'after', ms: 0, token: 21, fires: [{ kind: 'run', command: 'b', args: '', token: 22, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
-    const then = [{ kind: 'log', text: '2/2: /b' }, after]
+    const after: Effect = { kind: 'after', ms: 0, token: 21, fires: [{ kind: 'run', command: 'b', args: '', token: 22, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
+    const then: Effect[] = [{ kind: 'log', text: '2/2: /b' }, after]
     fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run', args: 'x', token: 20, then } } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
@@ -296,7 +296,7 @@ describe('effects', () => {
 
   test('a timer whose forecast went stale asks the helper first', async ($, on) => {
     const fake = fakeHelper(on)
-    const run = { kind: 'run', command: 'b', args: '', token: 8, then: null }
+    const run: Effect = { kind: 'run', command: 'b', args: '', token: 8, then: null }
     fake.answer = sent => {
       if (sent.event === 'ChainTyped') return { wants: ['PromptSubmitted'], effects: [{ kind: 'after', ms: 10, token: 7, fires: [run] }] }
       return { wants: ['PromptSubmitted'] }
@@ -647,7 +647,7 @@ describe('fail-safe', () => {
 
   test('a helper that exits after a step line was written still runs that step, and says once it is gone', async ($, on) => {
     const fake = fakeHelper(on)
-    const after = { kind: 'after', ms: 0, token: 31, fires: [{ kind: 'run', command: 'b', args: 'y', token: 32, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
+    const after: Effect = { kind: 'after', ms: 0, token: 31, fires: [{ kind: 'run', command: 'b', args: 'y', token: 32, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
     fake.answer = sent => (sent.event === 'ChainTyped' ? { wants: ['PromptSubmitted'], reply: { kind: 'run', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))

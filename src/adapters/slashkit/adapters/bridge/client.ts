@@ -3,8 +3,12 @@
  * the core's events one by one and carries out the effects it answers with. It decides nothing; every rule is
  * in Python. It reaches the outside world only through the `Host` its caller passes with each call, so a host's
  * shim supplies its own process, HTTP and clock (Claude Code's mod builds one from `$` per hook; a Node host
- * from `node:child_process` and `node:http`). Protocol: docs/bridge.md (version 2).
+ * from `node:child_process` and `node:http`). Protocol: docs/bridge.md (version 2). The facts it shares with the
+ * helper come from `./wire.js`, which an installer generates beside it from the helper's own
+ * (slashkit.adapters.bridge.shim.client_files).
  */
+
+import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, MAX_TEXT, READY, STEP_OUTPUT, VERSION } from './wire.js'
 
 export type Effect =
   | { kind: 'log'; text: string }
@@ -71,13 +75,10 @@ export type Answer = { reply: Reply | null; at: number; from: Helper } | undefin
 
 type Helper = { socket: Promise<string>; stop: AbortController }
 
-const VERSION = 2
 /** The longest line searched for `READY <socket path>`: a unix socket's path is at most 108 bytes. */
 const MAX_READY_LINE = 4096
-/** The optional-event name that asks for a run's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
-const STEP_OUTPUT = 'StepOutput'
-/** The most of a text from outside sent on (`bounded`). */
-const MAX_OUTPUT_CHARS = 65536
+/** The helper's first line: `READY <absolute socket path>`, at the start of a line. */
+const READY_LINE = new RegExp(String.raw`(?:^|\n)${READY} (/\S+)\n`)
 
 /** One helper and what the client knows of it; a host with several sessions holds one per session. */
 export type Link = {
@@ -114,12 +115,12 @@ function linkOf(host: Host): Link {
 }
 
 /**
- * A text from outside cut to what the core reads of it, so the event stays far under the helper's 1 MiB: a
- * prompt's start (is it the running step's own?) and a turn's or a run's text, which a `|` hands on cut shorter
- * still (slashkit.core.texts.MAX_HANDED).
+ * A text from outside cut to what the core reads of it (slashkit.adapters.bridge.protocol.MAX_TEXT), so the event
+ * stays far under the helper's 1 MiB: a prompt's start (is it the running step's own?) and a turn's or a run's
+ * text, which a `|` hands on cut shorter still (slashkit.core.texts.MAX_HANDED).
  */
 export function bounded(text: string): string {
-  return text.slice(0, MAX_OUTPUT_CHARS)
+  return text.slice(0, MAX_TEXT)
 }
 
 /** Whether the helper asked to hear this optional event. */
@@ -158,14 +159,14 @@ export async function ask(host: Host, event: string, e: unknown): Promise<Answer
   // A held report the helper found stale (it handled another event first) is answered with what it did
   // instead of the forecast; otherwise with nothing. Either way the client now holds every timer and run the
   // helper waits on (tests/property/test_bridge_stateful.py).
-  for (const report of late) for (const fx of report.effects) await act(host, fx, report.version, current)
-  for (const fx of answer.effects) await act(host, fx, answer.version, current)
+  for (const report of late) await carryOut(host, report.effects, report.version, current)
+  await carryOut(host, answer.effects, answer.version, current)
   return { reply: answer.reply, at: answer.version, from: current }
 }
 
 async function send(host: Host, current: Helper, seq: number, event: string, e: unknown): Promise<WireAnswer> {
   const socketPath = await within(host, current.socket, host.startTimeoutMs, 'the helper did not start')
-  const request = host.post(socketPath, '/v1/event', JSON.stringify({ v: VERSION, seq, event, e }))
+  const request = host.post(socketPath, EVENT_PATH, JSON.stringify({ v: VERSION, seq, event, e }))
   const response = await within(host, request, host.answerTimeoutMs, `the helper did not answer ${event}`)
   return readAnswer(response.status, response.text)
 }
@@ -210,8 +211,6 @@ function readAnswer(status: number, text: string): WireAnswer {
 
 /** The longest an `after` may wait: the most a host's timer takes (2**31 - 1 ms). */
 const MAX_AFTER_MS = 2 ** 31 - 1
-/** How deep forecasts may nest: the helper looks 32 moves ahead (slashkit.adapters.bridge.forecast.MAX_AHEAD). */
-const MAX_FORECAST_DEPTH = 32
 
 function isSound(answer: Partial<WireAnswer>): answer is Partial<WireAnswer> & Omit<WireAnswer, 'reply'> {
   return Number.isSafeInteger(answer.version) && isNames(answer.wants) && isEffects(answer.effects, 0) && isReply(answer.reply)
@@ -314,7 +313,7 @@ async function watch(host: Host, mine: Helper, ready: (path: string) => void, fa
       text => {
         if (said) return // the helper writes nothing after READY: whatever comes is not kept
         out += text
-        const line = /(?:^|\n)READY (\/\S+)\n/.exec(out)
+        const line = READY_LINE.exec(out)
         if (line?.[1] !== undefined) {
           said = true
           out = ''
@@ -356,7 +355,7 @@ function retire(host: Host, failed: Helper): void {
     l.wants = new Set()
   }
   failed.stop.abort()
-  void failed.socket.then(socketPath => host.post(socketPath, '/v1/exit', '')).catch(() => undefined)
+  void failed.socket.then(socketPath => host.post(socketPath, EXIT_PATH, '')).catch(() => undefined)
 }
 
 /**
@@ -387,11 +386,24 @@ async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<vo
 }
 
 /**
+ * Carries out an answer's effects in order. A host call that fails (a store that cannot be written) is written to
+ * the debug log and the rest go on, so `ask` never throws.
+ */
+async function carryOut(host: Host, effects: Effect[], at: number, from: Helper): Promise<void> {
+  for (const fx of effects) await act(host, fx, at, from).catch(debugged(host))
+}
+
+/**
  * Lets work go on after the call that started it returned, and writes its failure (a host call that threw) to
  * the debug log: a rejection nobody handles would end a Node host's process.
  */
 function detached(host: Host, work: Promise<void>): void {
-  work.catch((err: unknown) => host.debug(`slashkit: ${messageOf(err)}`))
+  work.catch(debugged(host))
+}
+
+/** Writes the failure of a host call to the host's debug log. */
+function debugged(host: Host): (err: unknown) => void {
+  return err => host.debug(`slashkit: ${messageOf(err)}`)
 }
 
 /**

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 #: The socket's file name in the private directory.
 SOCKET_NAME = "s"
+#: The word the helper's first line of output starts with, before the socket's path (the client reads that line).
+READY = "READY"
 #: The options, which a shim's installer writes into the helper's arguments (slashkit.adapters.bridge.shim
 #: .helper_facts): the name the host gives the model for the fail tool, when it is not Claude Code's
 #: (`mcp__slash-chain__fail`), so that the core's fail note names it so; and the host, whose allowlist of
@@ -68,7 +70,7 @@ def main(args: list[str] | None = None) -> None:
     for ending in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(ending, lambda *_: leave(directory))
     threading.Thread(target=_watch_parent, args=(directory, os.getppid()), daemon=True).start()
-    print(f"READY {path}", flush=True)
+    print(f"{READY} {path}", flush=True)
 
     # The imports below make tens of thousands of objects that live as long as the helper; collecting while they
     # are made finds nothing to free and was a fifth of the imports' time (measured on CPython 3.11.7). They are

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 VERSION: Final = 2
 #: A request larger than this is refused: no host event comes near it (tool descriptions are a few KiB).
 MAX_BODY: Final = 1 << 20
+#: The most of one text from outside that a client sends on (a prompt's start, a turn's answer, a run's text), in
+#: UTF-16 code units as JavaScript counts them: far under MAX_BODY however JSON writes it (at most 6 bytes a
+#: unit), and far over texts.MAX_HANDED, so the core still sees that a text a `|` hands on was cut.
+MAX_TEXT: Final = 65_536
 #: Deepest nesting of arrays and objects read: an event nests 3 deep, and a value the model chose (a fail
 #: reason, a stored setting) has room below that; 1,000 deep overflowed the JSON reader's recursion.
 MAX_DEPTH: Final = 64

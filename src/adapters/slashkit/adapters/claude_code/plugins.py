@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge.shim import helper_facts, typescript_constants, write_file, xdg_home
+from slashkit.adapters.bridge.shim import client_files, helper_facts, typescript_constants, write_file, xdg_home
 from slashkit.core import texts
 from slashkit.core.chain_session import ENABLED_KEY
 
@@ -59,8 +59,10 @@ def _lay_out_plugin(folder: Path, name: str, python: str) -> None:
     _write(folder / "hooks" / "hooks.json", _json({"modules": ["./register.ts"]}))
     _write(folder / "hooks" / "register.ts", (mod / f"{name}.ts").read_text())
     _write(folder / "hooks" / "bridge.ts", (mod / "bridge.ts").read_text())
-    # The bridge's client, shared by every JavaScript host; this shim's bridge.ts gives it Claude Code's `$`.
-    _write(folder / "hooks" / "client.ts", (resources.files("slashkit.adapters.bridge") / "client.ts").read_text())
+    # The bridge's client, shared by every JavaScript host, and its wire's facts; this shim's bridge.ts gives it
+    # Claude Code's `$`.
+    for file, content in client_files().items():
+        _write(folder / "hooks" / file, content)
     _write(folder / "hooks" / "host.ts", _host_module(name, python))
     _write(folder / "README.md", (mod / f"{name}.README.md").read_text())
     write_file(folder / ".claude-plugin" / "icon.png", (mod / "icon.png").read_bytes())

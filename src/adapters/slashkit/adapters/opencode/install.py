@@ -9,7 +9,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge.shim import helper_facts, refuse_link, typescript_constants, write_file, xdg_home
+from slashkit.adapters.bridge.shim import (
+    CLIENT_FILES,
+    client_files,
+    helper_facts,
+    refuse_link,
+    typescript_constants,
+    write_file,
+    xdg_home,
+)
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.chain_session import ENABLED_KEY
@@ -20,8 +28,6 @@ ENTRY: Final = "slashkit.ts"
 FOLDER: Final = "slashkit"
 #: The shim's own modules beside the entry: the Node host of the bridge's client.
 MODULES: Final = ("bridge.ts",)
-#: The bridge's client, shared by every JavaScript host (slashkit.adapters.bridge), copied beside the shim.
-CLIENT: Final = "client.ts"
 HOST: Final = "host.ts"
 #: The fail tool as opencode names it: a plugin's tool by its key, and an MCP server's as `<server>_<tool>`
 #: (`lich_control_session`; measured on opencode 1.18.33), so this one as if the `slash-chain` server served it.
@@ -48,7 +54,8 @@ def install(target: Path, python: str = sys.executable) -> list[Path]:
     wanted = {
         plugins / ENTRY: (source / ENTRY).read_text(),
         **{plugins / FOLDER / name: (source / name).read_text() for name in MODULES},
-        plugins / FOLDER / CLIENT: (resources.files("slashkit.adapters.bridge") / CLIENT).read_text(),
+        # The bridge's client, shared by every JavaScript host, and its wire's facts (slashkit.adapters.bridge).
+        **{plugins / FOLDER / name: content for name, content in client_files().items()},
         plugins / FOLDER / HOST: host_module(python),
     }
     return [path for path, content in wanted.items() if write_file(path, content.encode())]
@@ -62,7 +69,7 @@ def uninstall(target: Path) -> list[Path]:
     point it at any folder, whose `host.ts` or `client.ts` is not the plugin's)."""
     plugins = target / "plugins"
     refuse_link(plugins / FOLDER)
-    named = (plugins / ENTRY, *(plugins / FOLDER / n for n in (*MODULES, CLIENT, HOST)))
+    named = (plugins / ENTRY, *(plugins / FOLDER / n for n in (*MODULES, *CLIENT_FILES, HOST)))
     removed = [p for p in named if p.is_symlink() or p.exists()]
     for path in removed:
         path.unlink()

@@ -4,19 +4,19 @@
  * answers with; every rule is in Python. Facts it relies on are in docs/opencode.md (measured on 1.18.33).
  * Type-only imports from npm: opencode installs nothing this file needs at run time.
  */
-import type { Plugin } from '@opencode-ai/plugin'
+import type { Plugin, ToolDefinition } from '@opencode-ai/plugin'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { ask, bounded, close, link, messageOf, nodeHost, reportRun, wanted, type Answer, type Effect, type Link } from './slashkit/bridge.js'
 import type { Host } from './slashkit/client.js'
 import * as facts from './slashkit/host.js'
+// The optional-event name that asks for a step's text with its end, generated from the core's.
+import { STEP_OUTPUT } from './slashkit/wire.js'
 
 type Client = Parameters<Plugin>[0]['client']
 type Part = { type: string; text?: string; ignored?: boolean; id?: string; messageID?: string; sessionID?: string; auto?: boolean }
 
-/** The optional-event name that asks for a step's text with its end (slashkit.core.chain_machine.STEP_OUTPUT). */
-const STEP_OUTPUT = 'StepOutput'
 /** lich's control tool as opencode names an MCP server `lich`'s `control_session` (measured on 1.18.33). Its
  * description is not amended: `tool.definition` fires for built-in and plugin tools only, never for an MCP tool
  * (measured on 1.18.33), so there is no `ToolDescribed` to send. */
@@ -132,7 +132,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     const seen = parents.get(id)
     if (seen !== undefined) return seen
     try {
-      const stored = (await client.session.get({ path: { id } })).data as { parentID?: unknown } | undefined
+      const stored = (await client.session.get({ path: { id } })).data
       if (stored === undefined) return true
       const child = hasParent(stored)
       parents.set(id, child)
@@ -302,7 +302,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
 
     'command.execute.before': async (input, output) => {
       const s = session(input.sessionID)
-      const parts = output.parts as Part[]
+      const parts = output.parts
       const mine = s.running
       if (mine !== undefined && mine.command === input.command && mine.args === input.arguments) {
         await handPrompt(s, parts)
@@ -348,7 +348,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     },
 
     'chat.message': async (input, output) => {
-      const parts = output.parts as Part[]
+      const parts = output.parts
       const led = ledByBuiltin(parts)
       const id = input.sessionID
       // Nothing to do for a prompt of a session the plugin does not know, unless it may start a chain or lich
@@ -366,12 +366,12 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       s.typed = undefined
       if (typed === undefined && led !== undefined && (await chainInPlace(s, led, parts))) return
       if (!wanted('PromptSubmitted', s.link)) return
-      const text = typed ?? (output.parts as Part[]).map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
+      const text = typed ?? output.parts.map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
       await ask(s.host, 'PromptSubmitted', { text: bounded(text), origin: 'composer' })
     },
 
     event: async ({ event }) => {
-      const type = event.type as string
+      const type: string = event.type
       if (type === 'session.created' || type === 'session.updated' || type === 'session.deleted') {
         const info = (event.properties as { info?: { id?: unknown; parentID?: unknown } }).info
         if (typeof info?.id !== 'string') return
@@ -389,9 +389,9 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       if (event.type === 'message.part.updated') {
         // lich's refusal of its control tool reaches no tool.execute.after: only the tool part's error shows it
         // (measured on 1.18.33). The core hears of it at once, so a queued command is queued during the turn.
-        const part = event.properties.part as ToolPart
+        const part = event.properties.part
         if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') return
-        const s = await known((event.properties.part as { sessionID: string }).sessionID)
+        const s = await known(part.sessionID)
         if (s !== undefined) await controlAnswered(s, part)
         return
       }
@@ -424,7 +424,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     // the core's reply to a refused control call in lich's refusal's place, as in Claude Code.
     'experimental.chat.messages.transform': async (_input, output) => {
       for (const message of output.messages) {
-        for (const part of message.parts as ToolPart[]) {
+        for (const part of message.parts) {
           if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') continue
           const s = await known(message.info.sessionID)
           const reply = s === undefined ? undefined : (await controlAnswered(s, part))?.reply
@@ -433,7 +433,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
           if (reply?.kind === 'text') {
             const { input, time } = part.state
             const start = time?.start ?? Date.now()
-            part.state = { status: 'completed', input, output: reply.text, title: '', metadata: {}, time: { start, end: time?.end ?? start } } as never
+            part.state = { status: 'completed', input, output: reply.text, title: '', metadata: {}, time: { start, end: time?.end ?? start } }
           }
         }
       }
@@ -442,15 +442,16 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     tool: {
       [facts.FAIL_TOOL]: {
         description: facts.FAIL_DESCRIPTION,
-        // Plain JSON Schema properties: opencode 1.18.33 takes them as they are when they are not zod schemas.
-        args: facts.FAIL_ARGS,
-        async execute(args: { reason?: unknown }, ctx: { sessionID: string }) {
-          const reply = (await ask(session(ctx.sessionID).host, 'FailCalled', { reason: args.reason ?? null, agent: null }))?.reply
+        // Plain JSON Schema properties, the core's (FAIL_ARGS): opencode 1.18.33 takes them as they are when they are
+        // not zod schemas (measured), though its types name zod's only. The plugin's one cast, on that field alone.
+        args: facts.FAIL_ARGS as unknown as ToolDefinition['args'],
+        async execute(args, ctx) {
+          const reply = (await ask(session(ctx.sessionID).host, 'FailCalled', { reason: args['reason'] ?? null, agent: null }))?.reply
           if (reply?.kind === 'text') return reply.text
           throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
         },
       },
-    } as never,
+    },
   }
 }
 

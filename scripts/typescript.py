@@ -1,0 +1,124 @@
+"""The TypeScript held to the Python's standard, as `scripts/test` runs it: the bridge's client and every shim
+type-checked, and the client tested on its own.
+
+    python scripts/typescript.py check   # tsc --strict --noEmit over every plugin as laid out, and tests/kit
+    python scripts/typescript.py test    # tests/node/*.test.ts with the client, compiled, then `node --test`
+
+Both lay their files out in a temporary folder with the installers' own functions
+(`slashkit.adapters.claude_code.plugins.lay_out`, `slashkit.adapters.opencode.install.install`,
+`slashkit.adapters.bridge.shim.client_files`), so what is checked is what users run, generated `host.ts` and
+`wire.ts` included. The tools are the clone's pinned ones (`.tools/typescript`, installed by scripts/setup.sh):
+TypeScript, Node's types, opencode's plugin API, and the declarations of Claude Code's mod API that its CLI writes
+out. Exits 1 when a check or a test fails, with tsc's or Node's report on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Final
+
+from slashkit.adapters.bridge.shim import client_files
+from slashkit.adapters.claude_code import plugins
+from slashkit.adapters.opencode import install
+
+REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+TOOLS: Final = REPO_ROOT / ".tools" / "typescript"
+TSC: Final = TOOLS / "node_modules" / ".bin" / "tsc"
+CLAUDE_CODE_TYPES: Final = TOOLS / "claude-code" / "claude-code.d.ts"
+NODE_TESTS: Final = REPO_ROOT / "tests" / "node"
+#: The Claude Code plugins' kit tests (`claude plugin test`, tests/engine/test_kit.py): `<plugin>.test.ts` and the
+#: shared modules, checked in the plugin's `tests/` folder, where the kit runs them.
+KIT: Final = REPO_ROOT / "tests" / "kit"
+
+#: The compiler options Claude Code's declarations give for a hooks module (its header, measured on 2.1.328): no
+#: DOM and no Node, strict, an index read may be undefined. The opencode plugin and the tests add Node's types.
+#: `noUnusedLocals` and `noUnusedParameters` are slashkit's: no dead code.
+OPTIONS: Final[dict[str, object]] = {
+    "target": "es2023",
+    "lib": ["es2023"],
+    "types": [],
+    "module": "esnext",
+    "moduleResolution": "bundler",
+    "strict": True,
+    "noUncheckedIndexedAccess": True,
+    "noUnusedLocals": True,
+    "noUnusedParameters": True,
+    "noEmit": True,
+    "skipLibCheck": True,
+}
+
+
+def check(work: Path) -> bool:
+    """tsc over each Claude Code plugin with its kit tests and the opencode plugin, laid out under `work`; True
+    when all are sound."""
+    marketplace = plugins.lay_out(work / "claude-code")
+    shared = [kit for kit in KIT.glob("*.ts") if not kit.name.endswith(".test.ts")]
+    configs = []
+    for name in plugins.PLUGINS:
+        folder = marketplace / "plugins" / name
+        (folder / "tests").mkdir()
+        for kit in [KIT / f"{name}.test.ts", *shared]:
+            shutil.copy(kit, folder / "tests" / kit.name)
+        configs.append(_tsconfig(folder, {}, ["hooks", "tests"], files=(str(CLAUDE_CODE_TYPES),)))
+    # opencode puts @opencode-ai/plugin into a config dir's node_modules; here the pinned one stands there.
+    config_dir = work / "opencode"
+    install.install(config_dir)
+    (config_dir / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
+    configs.append(_tsconfig(config_dir, {"types": ["node"]}, ["plugins"]))
+    return all([_run([str(TSC), "-p", str(config)]) for config in configs])
+
+
+def test(work: Path) -> bool:
+    """Compiles the client, its generated wire facts and tests/node's tests into `work`, then runs the tests with
+    Node's own test runner (Node 20 runs no TypeScript); True when they pass."""
+    source = work / "src"
+    source.mkdir()
+    for name, content in client_files().items():
+        (source / name).write_text(content)
+    tests = sorted(NODE_TESTS.glob("*.test.ts"))
+    for found in tests:
+        shutil.copy(found, source / found.name)
+    (work / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
+    out = work / "out"
+    emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out)}
+    config = _tsconfig(work, emit, ["src"])
+    if not _run([str(TSC), "-p", str(config)]):
+        return False
+    (out / "package.json").write_text(json.dumps({"type": "module"}))
+    compiled = [str(out / found.with_suffix(".js").name) for found in tests]
+    # A test that hangs fails after 10 s instead of holding the test command.
+    return _run(["node", "--test", "--test-reporter=spec", "--test-timeout=10000", *compiled])
+
+
+def _tsconfig(folder: Path, options: dict[str, object], include: list[str], files: tuple[str, ...] = ()) -> Path:
+    path = folder / "tsconfig.json"
+    body = {"compilerOptions": {**OPTIONS, **options}, "include": include, **({"files": files} if files else {})}
+    path.write_text(json.dumps(body, indent=2))
+    return path
+
+
+def _run(argv: list[str]) -> bool:
+    print("$", " ".join(argv), flush=True)
+    return subprocess.run(argv, check=False).returncode == 0
+
+
+def main(args: list[str]) -> int:
+    steps = {"check": check, "test": test}
+    if len(args) != 1 or args[0] not in steps:
+        print(f"usage: {sys.argv[0]} {' | '.join(steps)}", file=sys.stderr)
+        return 2
+    if not TSC.exists() or not CLAUDE_CODE_TYPES.exists():
+        print(f"no pinned TypeScript at {TOOLS}: run `source scripts/setup.sh` first", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="slashkit-ts-") as work:
+        return 0 if steps[args[0]](Path(os.path.realpath(work))) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,424 @@
+/**
+ * The bridge's client (src/adapters/slashkit/adapters/bridge/client.ts) against a fake `Host`: a scripted helper
+ * process, a scripted socket and a manual clock, so every promise of docs/bridge.md is checked as a host sees it,
+ * in what it logs, runs and posts. Compiled with the client and its generated wire.ts, then run by Node's own test
+ * runner (scripts/typescript.py test). tests/property/test_bridge_stateful.py holds a Python model of the same
+ * rules against the real helper.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ask, bounded, close, link, prepare, reportRun, wanted, type Effect, type Host, type Link } from './client.js'
+import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, MAX_TEXT, STEP_OUTPUT, VERSION } from './wire.js'
+
+const START_MS = 5000
+const ANSWER_MS = 3000
+const SOCKET = '/tmp/helper/s'
+
+/** A request as the client wrote it. */
+type Request = { v: number; seq: number; event: string; e: Record<string, unknown> }
+type Response = { status: number; text: string }
+type Child = { argv: readonly string[]; stop: AbortSignal; exit: (why: string) => void }
+type Run = { command: string; args: string; resolve: (text: string) => void; reject: (err: Error) => void }
+
+/** A sound answer to `seq` (the helper's version equals the events it handled). */
+function answer(seq: number, fields: { wants?: string[]; reply?: unknown; effects?: unknown[] } = {}): Response {
+  return { status: 200, text: JSON.stringify({ v: VERSION, version: seq, wants: [], reply: null, effects: [], ...fields }) }
+}
+
+/** Lets every promise the client chained run to its next wait on the host. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise(resolve => setImmediate(resolve))
+}
+
+/** The outside world of one session, scripted: what the helper prints and answers, and what the client did. */
+class Fake {
+  readonly link: Link = link()
+  readonly lines: string[] = []
+  readonly debugs: string[] = []
+  readonly children: Child[] = []
+  readonly requests: Request[] = []
+  readonly exits: string[] = []
+  readonly runs: Run[] = []
+  /** What a started helper prints, chunk by chunk. */
+  greeting: string[] = [`READY ${SOCKET}\n`]
+  /** How the helper answers each event; by default soundly, with nothing to do. */
+  respond: (request: Request) => Response | Promise<Response> = request => answer(request.seq)
+  log: (text: string) => void = text => this.lines.push(text)
+  private now = 0
+  private timers: { at: number; fire: () => void }[] = []
+
+  readonly host: Host = {
+    argv: ['/usr/bin/python3', '-m', 'slashkit.adapters.bridge.helper'],
+    startTimeoutMs: START_MS,
+    answerTimeoutMs: ANSWER_MS,
+    unavailable: 'unavailable: {why}; commands run as typed until it is back',
+    link: this.link,
+    spawn: (argv, stdout, _stderr, stop) =>
+      new Promise<string>(resolve => {
+        this.children.push({ argv, stop, exit: resolve })
+        stop.addEventListener('abort', () => resolve('the helper was ended'))
+        for (const chunk of this.greeting) stdout(chunk)
+      }),
+    post: async (socketPath, path, body) => {
+      if (path === EXIT_PATH) {
+        this.exits.push(socketPath)
+        return { status: 200, text: '' }
+      }
+      assert.equal(path, EVENT_PATH)
+      assert.equal(socketPath, SOCKET)
+      const request = JSON.parse(body) as Request
+      this.requests.push(request)
+      return this.respond(request)
+    },
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = this.schedule(ms, resolve)
+        signal.addEventListener('abort', () => {
+          this.timers = this.timers.filter(t => t !== timer)
+          reject(new Error('aborted'))
+        })
+      }),
+    log: text => this.log(text),
+    debug: text => this.debugs.push(text),
+    toast: text => this.lines.push(`toast: ${text}`),
+    after: (ms, fire) => void this.schedule(ms, fire),
+    run: (command, args) => new Promise<string>((resolve, reject) => this.runs.push({ command, args, resolve, reject })),
+    saveEnabled: async enabled => void this.lines.push(`saved: ${String(enabled)}`),
+    invalidate: () => void this.lines.push('invalidated'),
+    plain: why => why.replace('noise: ', ''),
+  }
+
+  private schedule(ms: number, fire: () => void): { at: number; fire: () => void } {
+    const timer = { at: this.now + ms, fire }
+    this.timers.push(timer)
+    return timer
+  }
+
+  /** Moves the clock on, firing every timer due by then in order, each with the work it starts. */
+  async advance(ms: number): Promise<void> {
+    const until = this.now + ms
+    for (;;) {
+      await settle()
+      const due = this.timers.filter(t => t.at <= until).sort((a, b) => a.at - b.at)[0]
+      if (due === undefined) break
+      this.timers = this.timers.filter(t => t !== due)
+      this.now = due.at
+      due.fire()
+    }
+    this.now = until
+    await settle()
+  }
+
+  /** The events the helper received, as `event:seq`, with `+` for a report of a forecast carried out. */
+  sent(): string[] {
+    return this.requests.map(r => `${r.event}:${r.seq}${r.e['applied'] === true ? '+' : ''}`)
+  }
+}
+
+const typed = { command: 'a', args: '&& /b', origin: 'composer', enabled: true }
+
+/** A `run` reply whose forecast nests `levels` deep: a timer that fires a run, that ends into a timer, ... */
+function nested(levels: number): unknown {
+  let inner: Effect[] = [{ kind: 'log', text: 'end' }]
+  for (let level = levels - 1; level > 0; level--) {
+    inner = level % 2 === 1 ? [{ kind: 'after', ms: 0, token: level + 1, fires: inner }] : [{ kind: 'run', command: 'b', args: '', token: level + 1, then: inner }]
+  }
+  return { kind: 'run', args: '', token: 1, then: inner }
+}
+
+test('the first event starts the helper and goes to the socket its READY line names, at the start of a line', async () => {
+  const f = new Fake()
+  f.greeting = ['warming up\nREA', `DY ${SOCKET}\n`, 'READY /tmp/elsewhere/s\n']
+  const got = await ask(f.host, 'ChainTyped', typed)
+  assert.deepEqual(got?.reply, null)
+  assert.equal(f.children.length, 1)
+  assert.deepEqual(f.children[0]?.argv, f.host.argv)
+  assert.deepEqual(f.requests, [{ v: VERSION, seq: 1, event: 'ChainTyped', e: typed }])
+  assert.deepEqual(f.lines, [])
+})
+
+for (const [why, greeting] of [
+  ['inside a line', ['started: READY /tmp/helper/s\n']],
+  ['with a relative path', ['READY helper/s\n']],
+  ['longer than any READY line can be', [`READY /${'p'.repeat(5000)}`, '\n']],
+] as const) {
+  test(`a READY ${why} is not taken: the helper is given up once the start timeout passed`, async () => {
+    const f = new Fake()
+    f.greeting = [...greeting]
+    const asked = ask(f.host, 'ChainTyped', typed)
+    await f.advance(START_MS)
+    assert.equal(await asked, undefined)
+    assert.deepEqual(f.lines, [`unavailable: the helper did not start within ${START_MS} ms; commands run as typed until it is back`])
+    assert.equal(f.children[0]?.stop.aborted, true)
+    assert.deepEqual(f.requests, [])
+  })
+}
+
+test('events are numbered in the order they are sent, and a fresh helper numbers from 1 again', async () => {
+  const f = new Fake()
+  await ask(f.host, 'ChainTyped', typed)
+  await Promise.all([ask(f.host, 'PromptSubmitted', { text: 'x', origin: 'composer' }), ask(f.host, 'ChainCommandTyped', { args: '', enabled: true })])
+  f.respond = () => ({ status: 500, text: '{"v": 2, "error": "boom"}' })
+  await ask(f.host, 'ChainCommandTyped', { args: '', enabled: true })
+  f.respond = request => answer(request.seq)
+  await ask(f.host, 'ChainCommandTyped', { args: '', enabled: true })
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'PromptSubmitted:2', 'ChainCommandTyped:3', 'ChainCommandTyped:4', 'ChainCommandTyped:1'])
+  assert.equal(f.children.length, 2)
+})
+
+test('the optional events the last answer named are wanted, and none once the helper is given up', async () => {
+  const f = new Fake()
+  assert.equal(wanted('PromptSubmitted', f.link), false)
+  f.respond = request => answer(request.seq, { wants: ['PromptSubmitted', STEP_OUTPUT] })
+  await ask(f.host, 'ChainTyped', typed)
+  assert.equal(wanted('PromptSubmitted', f.link), true)
+  assert.equal(wanted('TurnEnded', f.link), false)
+  f.respond = () => ({ status: 200, text: 'garbage' })
+  await ask(f.host, 'PromptSubmitted', { text: 'x', origin: 'composer' })
+  assert.equal(wanted('PromptSubmitted', f.link), false)
+})
+
+for (const status of [400, 413]) {
+  test(`an event the helper refuses (${status}) is logged once, goes on as the host would, and keeps the helper`, async () => {
+    const f = new Fake()
+    f.respond = () => ({ status, text: '{"v": 2, "error": "bad TimerFired event"}' })
+    assert.equal(await ask(f.host, 'TimerFired', { token: 'one', applied: false }), undefined)
+    assert.equal(await ask(f.host, 'TimerFired', { token: 'two', applied: false }), undefined)
+    assert.deepEqual(f.lines, ['unavailable: the helper refused the event: bad TimerFired event; commands run as typed until it is back'])
+    f.respond = request => answer(request.seq)
+    assert.notEqual(await ask(f.host, 'ChainTyped', typed), undefined)
+    assert.deepEqual(f.sent(), ['TimerFired:1', 'TimerFired:2', 'ChainTyped:3'])
+    assert.equal(f.children.length, 1)
+    assert.equal(f.children[0]?.stop.aborted, false)
+    assert.deepEqual(f.exits, [])
+  })
+}
+
+const unsound: [string, Response, string][] = [
+  ['a 500', { status: 500, text: '{"v": 2, "error": "ChainTyped: KeyError"}' }, 'the helper answered 500: ChainTyped: KeyError'],
+  ['a 503', { status: 503, text: '{"v": 2, "error": "busy"}' }, 'the helper answered 503 with an answer that is not bridge version 2'],
+  ['garbage', { status: 200, text: '<html>' }, 'the helper answered 200 with something that is not JSON'],
+]
+const outOfStep: [string, Record<string, unknown>][] = [
+  ['another version', { v: 1 }],
+  ['a version that is no whole number', { version: 1.5 }],
+  ['wants that are not names', { wants: [1] }],
+  ['an unknown effect', { effects: [{ kind: 'shell', text: 'rm -rf' }] }],
+  ['a line that is no text', { effects: [{ kind: 'log', text: 1 }] }],
+  ['a token below 1', { effects: [{ kind: 'after', ms: 0, token: 0 }] }],
+  ['a timer before now', { effects: [{ kind: 'after', ms: -1, token: 1 }] }],
+  ['a timer past what a host timer takes', { effects: [{ kind: 'after', ms: 2 ** 31, token: 1 }] }],
+  ['an unknown reply', { reply: { kind: 'eval', text: 'x' } }],
+  ['a run reply with no token', { reply: { kind: 'run', args: '' } }],
+  ['a forecast deeper than the helper looks ahead', { reply: nested(MAX_FORECAST_DEPTH + 1) }],
+]
+for (const [what, fields] of outOfStep) {
+  unsound.push([what, { status: 200, text: JSON.stringify({ ...JSON.parse(answer(1).text), ...fields }) }, 'the helper answered 200 with an answer that is not bridge version 2'])
+}
+
+for (const [what, response, why] of unsound) {
+  test(`an answer with ${what} gives the helper up: one line, the exit asked, its process ended, a fresh one next`, async () => {
+    const f = new Fake()
+    f.respond = () => response
+    assert.equal(await ask(f.host, 'ChainTyped', typed), undefined)
+    assert.equal(await ask(f.host, 'ChainTyped', typed), undefined)
+    assert.deepEqual(f.lines, [`unavailable: ${why}; commands run as typed until it is back`])
+    assert.equal(f.children.length, 2)
+    assert.equal(f.children[0]?.stop.aborted, true)
+    await settle()
+    assert.deepEqual(f.exits, [SOCKET, SOCKET])
+    f.respond = request => answer(request.seq)
+    assert.notEqual(await ask(f.host, 'ChainTyped', typed), undefined)
+    // Answered again, a later failure is said again.
+    f.respond = () => response
+    await ask(f.host, 'ChainTyped', typed)
+    assert.equal(f.lines.length, 2)
+  })
+}
+
+test('a forecast as deep as the helper looks ahead is taken', async () => {
+  const f = new Fake()
+  f.respond = request => answer(request.seq, { reply: nested(MAX_FORECAST_DEPTH) })
+  assert.equal((await ask(f.host, 'ChainTyped', typed))?.reply?.kind, 'run')
+  assert.deepEqual(f.lines, [])
+})
+
+test('no answer within the answer timeout gives the helper up', async () => {
+  const f = new Fake()
+  f.respond = () => new Promise<Response>(() => undefined)
+  const asked = ask(f.host, 'PromptHanded', { text: 'x' })
+  await f.advance(ANSWER_MS)
+  assert.equal(await asked, undefined)
+  assert.deepEqual(f.lines, [`unavailable: the helper did not answer PromptHanded within ${ANSWER_MS} ms; commands run as typed until it is back`])
+  assert.equal(f.children[0]?.stop.aborted, true)
+})
+
+test('a helper that cannot start is said once, in the host plain words', async () => {
+  const f = new Fake()
+  f.host.spawn = () => Promise.reject(new Error('noise: ENOENT /usr/bin/python3'))
+  assert.equal(await ask(f.host, 'ChainTyped', typed), undefined)
+  assert.equal(await ask(f.host, 'ChainTyped', typed), undefined)
+  assert.deepEqual(f.lines, ['unavailable: the helper did not start: ENOENT /usr/bin/python3; commands run as typed until it is back'])
+})
+
+test('a helper that exits while a chain runs is said once; one that exits with nothing running is not', async () => {
+  const f = new Fake()
+  await ask(f.host, 'ChainCommandTyped', { args: '', enabled: true })
+  f.children[0]?.exit('the helper exited (code 0)')
+  await settle()
+  assert.deepEqual(f.lines, [])
+  f.respond = request => answer(request.seq, { wants: ['PromptSubmitted'] })
+  await ask(f.host, 'ChainTyped', typed)
+  f.children[1]?.exit('the helper exited (SIGKILL)')
+  await settle()
+  assert.deepEqual(f.lines, ['unavailable: the helper exited (SIGKILL); commands run as typed until it is back'])
+  assert.equal(wanted('PromptSubmitted', f.link), false)
+})
+
+test('effects are carried out in order through the host', async () => {
+  const f = new Fake()
+  const effects = [
+    { kind: 'log', text: '1/2: /a' },
+    { kind: 'toast', text: '/compact did not run' },
+    { kind: 'save.enabled', enabled: false },
+    { kind: 'invalidate' },
+  ]
+  f.respond = request => answer(request.seq, { effects, reply: { kind: 'text', text: 'off' } })
+  assert.deepEqual((await ask(f.host, 'ChainCommandTyped', { args: 'off', enabled: true }))?.reply, { kind: 'text', text: 'off' })
+  assert.deepEqual(f.lines, ['1/2: /a', 'toast: /compact did not run', 'saved: false', 'invalidated'])
+})
+
+test('ask never throws: a host call that fails while the effects are carried out goes to the debug log', async () => {
+  const f = new Fake()
+  f.host.saveEnabled = () => Promise.reject(new Error('the store is read-only'))
+  f.respond = request => answer(request.seq, { effects: [{ kind: 'save.enabled', enabled: true }, { kind: 'log', text: 'on' }] })
+  const got = await ask(f.host, 'ChainCommandTyped', { args: 'on', enabled: false })
+  assert.deepEqual(got?.reply, null)
+  assert.deepEqual(f.lines, ['on'])
+  assert.deepEqual(f.debugs, ['slashkit: the store is read-only'])
+})
+
+/** A chain's first answer: `/b`'s timer, foreseen to log its line and run it, and its run foreseen to end it. */
+const foreseen = [
+  { kind: 'log', text: '1/2: /a' },
+  {
+    kind: 'after',
+    ms: 0,
+    token: 2,
+    fires: [
+      { kind: 'log', text: '2/2: /b' },
+      { kind: 'run', command: 'b', args: 'x', token: 3, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] },
+    ],
+  },
+]
+
+/** A chain typed and `/b`'s timer fired: its line written and its run started from the forecast, nothing sent. */
+async function atTheSecondStep(f: Fake): Promise<void> {
+  f.respond = request => answer(request.seq, { effects: foreseen })
+  await ask(f.host, 'ChainTyped', typed)
+  f.respond = request => answer(request.seq)
+  await f.advance(0)
+}
+
+test('a forecast is carried out at once and its reports held, numbered, for the next event', async () => {
+  const f = new Fake()
+  await atTheSecondStep(f)
+  assert.deepEqual(f.lines, ['1/2: /a', '2/2: /b'])
+  assert.deepEqual(f.runs.map(r => `${r.command} ${r.args}`), ['b x'])
+  f.runs[0]?.resolve('done')
+  await settle()
+  assert.deepEqual(f.lines, ['1/2: /a', '2/2: /b', 'all 2 command(s) ran'])
+  assert.deepEqual(f.sent(), ['ChainTyped:1'])
+  await ask(f.host, 'PromptSubmitted', { text: 'next', origin: 'composer' })
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'TimerFired:2+', 'RunEnded:3+', 'PromptSubmitted:4'])
+  assert.deepEqual(f.requests[2]?.e, { token: 3, error: null, output: '', applied: true })
+})
+
+test('a held report the helper found stale is answered with what it did instead, and the client does that', async () => {
+  const f = new Fake()
+  await atTheSecondStep(f)
+  f.respond = request => answer(request.seq, request.event === 'TimerFired' ? { effects: [{ kind: 'log', text: 'cancelled' }] } : {})
+  await ask(f.host, 'PromptSubmitted', { text: 'next', origin: 'composer' })
+  assert.deepEqual(f.lines, ['1/2: /a', '2/2: /b', 'cancelled'])
+})
+
+test('a forecast made before another event was sent is not trusted: its report goes at once and its answer is done', async () => {
+  const f = new Fake()
+  f.respond = request => answer(request.seq, { effects: request.seq === 1 ? foreseen : [] })
+  await ask(f.host, 'ChainTyped', typed)
+  await ask(f.host, 'PromptHanded', { text: 'x' })
+  f.respond = request => answer(request.seq, { effects: [{ kind: 'log', text: 'from the helper' }] })
+  await f.advance(0)
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'PromptHanded:2', 'TimerFired:3'])
+  assert.equal(f.requests[2]?.e['applied'], false)
+  assert.deepEqual(f.lines, ['1/2: /a', 'from the helper'])
+  assert.deepEqual(f.runs, [])
+})
+
+test('a run that threw is reported at once with its message, and its foreseen end is not carried out', async () => {
+  const f = new Fake()
+  await atTheSecondStep(f)
+  f.runs[0]?.reject(new Error('no such command'))
+  await settle()
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'TimerFired:2+', 'RunEnded:3'])
+  assert.deepEqual(f.requests[2]?.e, { token: 3, error: 'no such command', output: '', applied: false })
+  assert.deepEqual(f.lines, ['1/2: /a', '2/2: /b'])
+})
+
+test('a run text goes to the helper only when it wants StepOutput, cut to MAX_TEXT', async () => {
+  for (const wants of [[], [STEP_OUTPUT]]) {
+    const f = new Fake()
+    f.respond = request => answer(request.seq, { wants, reply: { kind: 'run', args: 'x', token: 1, then: null } })
+    const got = await ask(f.host, 'ChainTyped', typed)
+    assert.ok(got !== undefined && got.reply?.kind === 'run')
+    await reportRun(f.host, got.reply.token, null, 'y'.repeat(MAX_TEXT + 10), null, got.at, got.from)
+    assert.equal(f.requests[1]?.e['output'], wants.length === 0 ? '' : 'y'.repeat(MAX_TEXT))
+  }
+})
+
+test('a report of a helper since replaced is dropped, and its timer runs what it foresaw without a report', async () => {
+  const f = new Fake()
+  f.respond = request => answer(request.seq, { effects: foreseen, reply: { kind: 'run', args: '', token: 1, then: null }, wants: ['PromptSubmitted'] })
+  const got = await ask(f.host, 'ChainTyped', typed)
+  assert.ok(got !== undefined)
+  close(f.host)
+  await reportRun(f.host, 1, null, '', null, got.at, got.from)
+  await f.advance(0)
+  assert.deepEqual(f.runs.map(r => r.command), ['b'])
+  f.runs[0]?.resolve('')
+  await settle()
+  assert.deepEqual(f.sent(), ['ChainTyped:1'])
+  assert.equal(f.children.length, 1)
+})
+
+test('close() asks the helper to exit and ends its process; the next event starts a fresh one', async () => {
+  const f = new Fake()
+  close(f.host)
+  assert.equal(f.children.length, 0)
+  f.respond = request => answer(request.seq, { wants: ['PromptSubmitted'] })
+  await ask(f.host, 'ChainTyped', typed)
+  close(f.host)
+  await settle()
+  assert.deepEqual(f.exits, [SOCKET])
+  assert.equal(f.children[0]?.stop.aborted, true)
+  assert.equal(wanted('PromptSubmitted', f.link), false)
+  assert.deepEqual(f.lines, [])
+  await ask(f.host, 'ChainTyped', typed)
+  assert.equal(f.children.length, 2)
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'ChainTyped:1'])
+})
+
+test('prepare() starts the helper before the event is sent, once', async () => {
+  const f = new Fake()
+  prepare(f.host)
+  prepare(f.host)
+  assert.equal(f.children.length, 1)
+  assert.deepEqual(f.requests, [])
+  await ask(f.host, 'ChainTyped', typed)
+  assert.equal(f.children.length, 1)
+})
+
+test('bounded() cuts a text from outside to MAX_TEXT', () => {
+  assert.equal(bounded('short'), 'short')
+  assert.equal(bounded('z'.repeat(MAX_TEXT + 1)).length, MAX_TEXT)
+})
