@@ -4,6 +4,7 @@ or JSON lines), a progress line on a terminal's stderr while a step waits, and t
 import asyncio
 import itertools
 import json
+import os
 import re
 import sys
 import time
@@ -15,6 +16,7 @@ from attrs import frozen
 from cattrs.preconf.json import make_converter
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError
 
+from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE
 from slashkit.adapters.sdk.events import (
     ChainEnded,
     CommandStarted,
@@ -80,7 +82,9 @@ async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 async def _play(settings: Settings, printer: "Printer") -> Ended:
     ended: Ended = "single"
-    async with SlashSession(options(settings)) as session:
+    # The person's own additions to the built-ins anyone may run, from their shell (slashkit.core.policy).
+    allowed = os.environ.get(ALLOW_VARIABLE, "").split()
+    async with SlashSession(options(settings), allow=allowed) as session:
         async for event in session.run(settings.chain):
             printer.show(event)
             if isinstance(event, ChainEnded):
