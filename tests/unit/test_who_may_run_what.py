@@ -128,6 +128,20 @@ class TestChains:
         assert h.runs == [("note", ""), ("clear", "")]
 
 
+    def test_only_the_person_turns_chaining_on_or_off(self) -> None:
+        h = claude_like()
+
+        h.type("/note && /slash-chain off && /slash-chain", "plugin")
+        h.type("/review-pr | /slash-chain && /slash-chain stop")
+        h.end_turn("answer", answer="on")
+
+        assert h.runs == [("note", ""), ("slash-chain", ""), ("review-pr", ""), ("slash-chain", "stop")]
+        assert h.ui.lines[1] == f"skipped 2/3: /slash-chain off ({refused('slash-chain', 'off')})"
+        assert h.store.data == {}
+        h.type("/note && /slash-chain off")
+        assert h.store.data == {"enabled": False}
+
+
 class TestSelfCommands:
     @pytest.mark.parametrize("name", ["config", "clear"])
     def test_a_built_in_off_the_list_is_denied_on_both_paths(self, name: str) -> None:

@@ -400,7 +400,7 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
     if event.origin == HARNESS_STEPS and not rule.typed_by_person(event.origin):
         # A step a slashkit harness sent on its chain's behalf (a `|` of its own may have handed it text that
         # holds an operator): the harness runs the chain, so this text is never one, nor the person's typing.
-        if rule.may_run(event.command, event.origin):
+        if rule.may_run(event.command, event.origin, args=event.args):
             return Transition(state)
         return Transition(state, reply=CommandAnswer(texts.refused_text(typed, event.origin)))
     effects: tuple[Effect, ...] = ()
@@ -410,7 +410,7 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
         state, effects = cancelled.state, cancelled.effects
     chain = parse_chain(event.args)
     if not chain.rest or not event.enabled:
-        if rule.may_run(event.command, event.origin):
+        if rule.may_run(event.command, event.origin, args=event.args):
             return Transition(state, effects)
         return Transition(state, effects, CommandAnswer(texts.refused_text(typed, event.origin)))
     if state.running is not None:
@@ -433,11 +433,12 @@ def _start(
     first command runs in the typed command's place, unless the rule keeps it from running; then the typed
     command is answered with the refusal and the chain goes on without it."""
     origin, rule = by
-    mixed = any(s.op != "&&" for s in rest) or not all(rule.may_run(s.command, origin) for s in (head, *rest))
+    runs = all(rule.may_run(s.command, origin, args=s.args) for s in (head, *rest))
+    mixed = any(s.op != "&&" for s in rest) or not runs
     started = state.started + 1
     first = Running(started, 1, len(rest) + 1, head, rest, origin=origin, mixed=mixed, rule=rule)
     state = attrs.evolve(state, running=first, started=started)
-    if rule.may_run(head.command, origin):
+    if rule.may_run(head.command, origin, args=head.args):
         line = Log(texts.step_text(1, first.total, head))
         return Transition(state, (*effects, line), RunTyped(started, 1, head.args))
     refused = Log(texts.skipped_text(1, first.total, head, texts.refused_why(head, origin)))
@@ -504,7 +505,7 @@ def _walk(r: Running, status: Status, ran_ok: bool) -> tuple[list[tuple[int, Ste
     for index, step in enumerate(r.left, start=r.index + 1):
         if _runs(step.op, status, ran_ok):
             handed = step.op == "|"
-            if r.rule.may_run(step.command, r.origin, handed):
+            if r.rule.may_run(step.command, r.origin, handed, step.args):
                 return passed, (index, step)
             by_person = r.rule.typed_by_person(r.origin)
             why = texts.handed_refused_why(step) if by_person else texts.refused_why(step, r.origin)

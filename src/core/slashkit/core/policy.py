@@ -12,7 +12,8 @@ import attrs
 from attrs import frozen
 
 from slashkit.core.allowlist import CLAUDE_CODE, Allowlist
-from slashkit.core.js_text import JS_WHITESPACE
+from slashkit.core.js_text import JS_WHITESPACE, js_trim
+from slashkit.core.texts import CHAIN_COMMAND
 
 #: Never run for anyone but the person, whatever a list says: run from a plugin, Claude Code saves what they set
 #: as the default for every new session (measured on Claude Code 2.1.288 and 2.1.289, and again on 2.1.328 by
@@ -82,22 +83,24 @@ class Rule:
         """Tells whether a command or prompt of this origin is the person's own typing in this session."""
         return origin in self.typing
 
-    def restricted(self, command: str) -> bool:
+    def restricted(self, command: str, args: str = "") -> bool:
         """Tells whether a command runs only for the person: /model and /effort; every built-in that is not on
         the allowlist; and, when the host listed its commands, any name it did not list, since only a list of
-        names to allow holds when a later version adds a built-in (or an alias) no list here knows."""
+        names to allow holds when a later version adds a built-in (or an alias) no list here knows. slashkit's
+        own setting is the person's too: `/slash-chain on` and `off` (given its `args`)."""
         name = command_name(command)
-        if name in REFUSED:
+        if name in REFUSED or (name == CHAIN_COMMAND and js_trim(args) in ("on", "off")):
             return True
         if name in self.safe:
             return False
         return name in self.builtins or (self.commands is not None and name not in self.commands)
 
-    def may_run(self, command: str, origin: str, handed: bool = False) -> bool:
-        """Tells whether a command may run for this origin: a restricted one only when the person typed it,
-        arguments and all, so never with text a `|` hands it (`handed`): that text is a command's output, often
-        the model's."""
-        return not self.restricted(command) or (self.typed_by_person(origin) and not handed)
+    def may_run(self, command: str, origin: str, handed: bool = False, args: str = "") -> bool:
+        """Tells whether a command with these `args` may run for this origin: a restricted one only when the
+        person typed it, arguments and all, so never with text a `|` hands it (`handed`): that text is a command's
+        output, often the model's (and `/slash-chain` after a `|` would take it for its word)."""
+        restricted = self.restricted(command, args) or (handed and command_name(command) == CHAIN_COMMAND)
+        return not restricted or (self.typed_by_person(origin) and not handed)
 
     def knowing(self, builtins: Iterable[str], commands: Iterable[str] = ()) -> "Rule":
         """The same rule, knowing the host's command list as listed just now: `commands`, every name it lists

@@ -158,14 +158,15 @@ class SlashSession:
         """
         command, _, args = text.removeprefix("/").partition(" ")
         origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
-        if text.startswith("/") and command == CHAIN_COMMAND:
-            for event in self._answer(Step(command, args), self.chains.chain_command(args, self._enabled())):
-                yield event
-            return
         chained = text.startswith("/") and holds_chain(args)
         listed = (self._builtins, self._known or ())
-        if text.startswith("/") and not chained and not self._rule.knowing(*listed).may_run(command, origin):
+        alone = text.startswith("/") and not chained
+        if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
             for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
+                yield event
+            return
+        if text.startswith("/") and command == CHAIN_COMMAND:
+            for event in self._answer(Step(command, args), self.chains.chain_command(args, self._enabled())):
                 yield event
             return
         first: RunRequest | None
