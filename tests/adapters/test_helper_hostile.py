@@ -110,6 +110,25 @@ class TestBodies:
         assert (status, answer["error"]) == (400, "unknown request key(s) 'session'")
         helper.still_serves()
 
+    @pytest.mark.parametrize(
+        ("body", "key"),
+        [
+            (b'{"v": 2, "v": 2, "event": "PromptSubmitted", "e": {"text": "hi", "origin": "composer"}}', "v"),
+            (b'{"v": 2, "event": "TurnEnded", "event": "PromptSubmitted", "e": {"text": "", "origin": ""}}', "event"),
+            (
+                b'{"v": 2, "event": "PromptSubmitted", "e": {"text": "/a", "origin": "x", "origin": "composer"}}',
+                "origin",
+            ),
+            (b'{"v": 2, "event": "SkillAnswered", "e": {"skill": "compact", "builtins": [{"a": 1, "a": 2}]}}', "a"),
+        ],
+        ids=["top", "event", "e", "nested"],
+    )
+    def test_a_key_named_twice_is_refused_at_every_level(self, helper: Helper, body: bytes, key: str) -> None:
+        # Read as Python reads JSON, the last would win: `origin` would become the person's `composer`.
+        status, answer = helper.request(body)
+        assert (status, answer["error"]) == (400, f"request names the key {key!r} twice in one object")
+        helper.still_serves()
+
     def test_a_body_over_a_mebibyte_is_refused_before_it_is_read(self, helper: Helper) -> None:
         status, answer = helper.request(b"", length=2 << 20)
         assert (status, answer["error"]) == (413, "request of 2097152 bytes is over the 1048576 byte limit")
