@@ -1,6 +1,7 @@
 """`slashkit run` on the SDK host as a person runs it: the real Claude Code 2.1.328, offline, a scripted model."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +82,20 @@ def test_an_answer_or_a_fail_reason_holding_status_lines_cannot_pass_for_them(tm
             "ran; not run: /greet",
         ],
     ), failed.stderr
+
+
+def test_an_answer_over_the_sdks_buffer_is_a_step_that_failed_with_its_line_and_no_traceback(tmp_path: Path) -> None:
+    with ModelServer([text("x" * (1100 * 1024))]) as model:
+        ran = slashkit_run(tmp_path, model, "/greet Bob && /greet Carol")
+    assert ran.returncode == 1, ran.stderr
+    assert ran.stderr == ""
+    shown = ran.stdout.splitlines()
+    assert shown[0] == "1/2: /greet Bob" and len(shown) == 2, shown
+    assert re.fullmatch(
+        r"stopped after /greet: it failed: Claude Code sent a message the SDK cannot read "
+        r"\(Buffer size \d+ exceeds limit 1048576\); not run: /greet",
+        shown[1],
+    )
 
 
 def test_run_json_prints_one_object_per_event_and_the_outcome_last(tmp_path: Path) -> None:

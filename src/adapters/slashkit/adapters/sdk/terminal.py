@@ -4,6 +4,7 @@ or JSON lines), a progress line on a terminal's stderr while a step waits, and t
 import asyncio
 import itertools
 import json
+import logging
 import re
 import sys
 import time
@@ -64,6 +65,9 @@ class Settings:
 
 def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Runs the chain in a new session and prints it; returns the exit status."""
+    # The SDK logs its reader's end ("Fatal error in message reader: ...") through Python's last-resort handler,
+    # onto stderr; the step that failed of it says why in its own line.
+    logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())
     return asyncio.run(_run(settings, out, err))
 
 
