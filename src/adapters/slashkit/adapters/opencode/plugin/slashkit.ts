@@ -445,7 +445,13 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         // Plain JSON Schema properties: opencode 1.18.33 takes them as they are when they are not zod schemas.
         args: facts.FAIL_ARGS,
         async execute(args: { reason?: unknown }, ctx: { sessionID: string }) {
-          const reply = (await ask(session(ctx.sessionID).host, 'FailCalled', { reason: args.reason ?? null, agent: null }))?.reply
+          // A session whose helper does not run has no chain to stop, and a subagent's call (a child session's) is
+          // refused as the core refuses one: answered here, neither starts a helper that would then stay.
+          const s = sessions.get(ctx.sessionID)
+          if (s === undefined || s.link.helper === undefined || (await isChild(ctx.sessionID))) {
+            throw new Error(facts.FAIL_NOTHING_WAITS)
+          }
+          const reply = (await ask(s.host, 'FailCalled', { reason: args.reason ?? null, agent: null }))?.reply
           if (reply?.kind === 'text') return reply.text
           throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
         },
