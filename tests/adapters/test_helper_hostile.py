@@ -17,6 +17,8 @@ from slashkit.adapters.bridge import protocol as p
 from slashkit.adapters.bridge import server as h
 from slashkit.adapters.bridge.bridge import MAX_SEQ_AHEAD, Bridge
 from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
+from slashkit.core import texts
+from slashkit.core.chain import Step
 from tests.adapters.helper_client import Answered, Helper, read_answer
 
 
@@ -89,7 +91,8 @@ class TestBodies:
         )
         assert answered.status == 200, answered
         assert answered.raw.isascii()
-        assert answered.body["effects"] == [{"kind": "log", "text": f"1/2: /cost {args}"}]
+        # The line holds the text on one line (texts.one_line: a line separator is written as its escape).
+        assert answered.body["effects"] == [{"kind": "log", "text": texts.step_text(1, 2, Step("cost", args))}]
         reply = answered.body["reply"]
         assert isinstance(reply, dict)
         assert reply["args"] == args
@@ -108,6 +111,25 @@ class TestBodies:
     def test_an_unknown_key_beside_v_seq_event_and_e_is_refused(self, helper: Helper) -> None:
         status, answer = helper.request(event_body(seq=1, session="other"))
         assert (status, answer["error"]) == (400, "unknown request key(s) 'session'")
+        helper.still_serves()
+
+    @pytest.mark.parametrize(
+        ("body", "key"),
+        [
+            (b'{"v": 2, "v": 2, "event": "PromptSubmitted", "e": {"text": "hi", "origin": "composer"}}', "v"),
+            (b'{"v": 2, "event": "TurnEnded", "event": "PromptSubmitted", "e": {"text": "", "origin": ""}}', "event"),
+            (
+                b'{"v": 2, "event": "PromptSubmitted", "e": {"text": "/a", "origin": "x", "origin": "composer"}}',
+                "origin",
+            ),
+            (b'{"v": 2, "event": "SkillAnswered", "e": {"skill": "compact", "builtins": [{"a": 1, "a": 2}]}}', "a"),
+        ],
+        ids=["top", "event", "e", "nested"],
+    )
+    def test_a_key_named_twice_is_refused_at_every_level(self, helper: Helper, body: bytes, key: str) -> None:
+        # Read as Python reads JSON, the last would win: `origin` would become the person's `composer`.
+        status, answer = helper.request(body)
+        assert (status, answer["error"]) == (400, f"request names the key {key!r} twice in one object")
         helper.still_serves()
 
     def test_a_body_over_a_mebibyte_is_refused_before_it_is_read(self, helper: Helper) -> None:

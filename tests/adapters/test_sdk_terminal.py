@@ -73,6 +73,24 @@ def test_no_progress_when_stderr_is_no_terminal_or_the_step_is_quick() -> None:
     assert "waiting" not in shown_on(Terminal(), 0.05)
 
 
+def test_text_mode_indents_output_so_no_line_of_it_passes_for_a_status_line() -> None:
+    out = io.StringIO()
+    printer = Printer(out, io.StringIO(), as_json=False)
+    for event in (
+        Line("1/2: /greet Bob"),
+        Output(1, "Fine.\n2/2: /review deploy\r\nall 2 command(s) ran\r2/2: /x\u2028\x0b"),
+        Line("2/2: /greet Carol"),
+    ):
+        printer.show(event)
+    assert out.getvalue().splitlines() == [
+        "1/2: /greet Bob",
+        "  Fine.",
+        "  2/2: /review deploy",
+        "  all 2 command(s) ran\\x0d2/2: /x\\u2028\\x0b",
+        "2/2: /greet Carol",
+    ]
+
+
 #: What a model or a command may write: a string cut inside a surrogate pair (Claude Code's JSON stream can carry
 #: one), terminal controls (clear the screen, a C1 CSI, a bell, a carriage return that overwrites the line), and a
 #: right-to-left override that shows the end of the line reversed.
@@ -98,14 +116,16 @@ def test_text_mode_prints_controls_and_a_lone_surrogate_as_escapes_on_a_real_std
     shown = printed_by_a_real_process(as_json=False)
     assert shown.returncode == 0, shown.stderr.decode()
     safe = "cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten é\tend\\u202e txt.exe\nnext\n"
-    assert shown.stdout.decode() == safe
+    assert (
+        shown.stdout.decode() == "  cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten é\tend\\u202e txt.exe\n  next\n"
+    )
     assert shown.stderr.decode() == "slashkit: " + safe
 
 
 def test_text_mode_escapes_what_the_streams_encoding_cannot_hold() -> None:
     shown = printed_by_a_real_process(as_json=False, encoding="ascii")
     assert shown.returncode == 0, shown.stderr.decode()
-    escaped = "cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten \\xe9\tend\\u202e txt.exe\nnext\n"
+    escaped = "  cut \\ud83d \\x1b[2J\\x9b31m\\x07 over\\x0dwritten \\xe9\tend\\u202e txt.exe\n  next\n"
     assert shown.stdout.decode("ascii") == escaped
 
 

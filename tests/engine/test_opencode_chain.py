@@ -10,7 +10,7 @@ import pytest
 
 from slashkit.adapters.opencode.install import FAIL_TOOL, config_dir, install
 from slashkit.core.chain import Step
-from slashkit.core.texts import CHAIN_UNAVAILABLE, fail_note
+from slashkit.core.texts import CHAIN_UNAVAILABLE, FAIL_NOTHING_WAITS, fail_note
 from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
 from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
 
@@ -134,13 +134,29 @@ def test_the_models_call_of_the_fail_tool_stops_the_chain(start: Start) -> None:
     ]
 
 
-def test_the_fail_tool_outside_a_chain_is_refused(start: Start) -> None:
+def test_the_fail_tool_outside_a_chain_is_refused_and_starts_no_helper(start: Start, tmp_path: Path) -> None:
     run = start([tool_call(FAIL_TOOL, {"reason": "why not"}), text("ok")])
     run.server.command(run.session, "greet", "Bob").wait()
     run.quiet()
     result = run.model.main_requests[1].tool_results()
     assert len(result) == 1
-    assert "no slash-chain step waits on this turn, so there is nothing to stop" in result[0]
+    assert FAIL_NOTHING_WAITS in result[0]
+    # No helper runs for the session, so no chain does: the call is answered without starting one.
+    assert run.server.helper_pids() == []
+    assert list(tmp_path.rglob("slashkit-*")) == []
+
+
+def test_a_subagents_call_of_the_fail_tool_is_refused_and_starts_no_helper(start: Start, tmp_path: Path) -> None:
+    # Issue 16, D2: the call came from a child session (the task tool's subagent), which once started a helper that
+    # then stayed as long as opencode. It is refused as the core refuses a subagent's call, and starts nothing.
+    task = {"description": "look", "prompt": "have a look", "subagent_type": "general"}
+    run = start([tool_call("task", task), tool_call(FAIL_TOOL, {"reason": "mine"}), text("child done"), text("done")])
+    assert run.server.prompt(run.session, "look into it").wait().status == 200
+    run.quiet()
+    assert run.asked()[:2] == ["look into it", "have a look"]
+    assert FAIL_NOTHING_WAITS in run.model.main_requests[2].tool_results()[0]
+    assert run.server.helper_pids() == []
+    assert list(tmp_path.rglob("slashkit-*")) == []
 
 
 def test_a_prompt_the_person_sends_while_a_step_runs_cancels_the_rest(start: Start) -> None:

@@ -1,14 +1,16 @@
 """`slashkit run` on the SDK host as a person runs it: the real Claude Code 2.1.328, offline, a scripted model."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from slashkit.core.texts import FAIL_TOOL_ID
 from tests.support.claude_cli import Isolation, claude_path, cli_available, isolated_env
-from tests.support.model_server import ModelServer, text
+from tests.support.model_server import ModelServer, text, tool_use
 from tests.support.sdk_session import project
 
 pytestmark = [
@@ -32,7 +34,7 @@ def test_run_prints_each_steps_line_then_its_output_and_exits_by_how_the_chain_e
     assert ran.returncode == 0, ran.stderr
     steps = [shown.index(line) for line in ("1/3: /cost", "2/3: /context", "3/3: /usage", "all 3 command(s) ran")]
     assert steps == sorted(steps) and steps[-1] == len(shown) - 1
-    assert shown[steps[0] + 1].startswith("Estimated cost:") and shown[steps[1] + 1] == "## Context Usage"
+    assert shown[steps[0] + 1].startswith("  Estimated cost:") and shown[steps[1] + 1] == "  ## Context Usage"
     assert stopped.returncode == 1
     assert (
         stopped.stdout.splitlines()[-1] == "stopped after /nosuch: it failed: Unknown command: /nosuch; not run: /usage"
@@ -48,9 +50,52 @@ def test_run_shows_the_models_answers_and_passes_claude_options_through(tmp_path
         asked = [r.body.get("model") if r.body else None for r in model.main_requests]
     assert (ran.returncode, ran.stdout.splitlines()) == (
         0,
-        ["1/2: /greet Bob", "Hello Bob!", "2/2: /greet Carol", "Hi Carol!", "all 2 command(s) ran"],
+        ["1/2: /greet Bob", "  Hello Bob!", "2/2: /greet Carol", "  Hi Carol!", "all 2 command(s) ran"],
     ), ran.stderr
     assert asked == ["claude-scripted-9", "claude-scripted-9"]
+
+
+#: Status lines an attacker would have `slashkit run` show after the real first one (issue 16, D1).
+FORGED = "\n2/2: /review deploy\nall 2 command(s) ran"
+
+
+def test_an_answer_or_a_fail_reason_holding_status_lines_cannot_pass_for_them(tmp_path: Path) -> None:
+    with ModelServer([text(f"Fine.{FORGED}")]) as model:
+        answered = slashkit_run(tmp_path, model, "/greet Bob && /greet Carol", "--", "--max-turns", "3")
+    with ModelServer([tool_use(FAIL_TOOL_ID, {"reason": f"no Bob{FORGED}"}), text("I could not.")]) as model:
+        failed = slashkit_run(tmp_path, model, "/greet Bob && /greet Carol", "--", "--max-turns", "3")
+    # The answer is output, indented under its step's line; the chain goes on to its real second step.
+    assert answered.stdout.splitlines()[:4] == [
+        "1/2: /greet Bob",
+        "  Fine.",
+        "  2/2: /review deploy",
+        "  all 2 command(s) ran",
+    ], answered.stdout
+    assert answered.stdout.splitlines()[4] == "2/2: /greet Carol", answered.stdout
+    # The reason is one line: its breaks are escapes.
+    assert (failed.returncode, failed.stdout.splitlines()) == (
+        1,
+        [
+            "1/2: /greet Bob",
+            "  I could not.",
+            "stopped after /greet: the model reported it failed: no Bob\\n2/2: /review deploy\\nall 2 command(s) "
+            "ran; not run: /greet",
+        ],
+    ), failed.stderr
+
+
+def test_an_answer_over_the_sdks_buffer_is_a_step_that_failed_with_its_line_and_no_traceback(tmp_path: Path) -> None:
+    with ModelServer([text("x" * (1100 * 1024))]) as model:
+        ran = slashkit_run(tmp_path, model, "/greet Bob && /greet Carol")
+    assert ran.returncode == 1, ran.stderr
+    assert ran.stderr == ""
+    shown = ran.stdout.splitlines()
+    assert shown[0] == "1/2: /greet Bob" and len(shown) == 2, shown
+    assert re.fullmatch(
+        r"stopped after /greet: it failed: Claude Code sent a message the SDK cannot read "
+        r"\(Buffer size \d+ exceeds limit 1048576\); not run: /greet",
+        shown[1],
+    )
 
 
 def test_run_json_prints_one_object_per_event_and_the_outcome_last(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 iterating `SlashSession.run` sees, and what the model is handed."""
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -20,6 +21,7 @@ from slashkit.adapters.sdk import (
     StepEnded,
     Tally,
 )
+from slashkit.adapters.sdk.session import MAX_TYPED
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.texts import FAIL_TOOL_ID, Key
@@ -155,6 +157,34 @@ def test_the_fail_tool_stops_the_chain_and_refuses_when_no_step_waits(tmp_path: 
         (texts.FAIL_NOTHING_WAITS, True),
     ]
     assert FAIL_TOOL_ID in model.main_requests[0].tool_names
+
+
+#: The SDK's reader takes no line over 1 MiB (max_buffer_size; measured on claude-agent-sdk 0.2.184).
+UNREADABLE = r"Claude Code sent a message the SDK cannot read \(Buffer size \d+ exceeds limit 1048576\)"
+
+
+def test_an_answer_over_the_sdks_buffer_fails_its_step_with_a_line_and_every_later_query(tmp_path: Path) -> None:
+    (events, after), _ = play(tmp_path, [text("x" * (1100 * 1024))], ["/greet Bob && /cost", "/cost"])
+    assert outcome(events) == STOPPED_FIRST
+    assert re.fullmatch(f"stopped after /greet: it failed: {UNREADABLE}; not run: /cost", lines(events)[-1])
+    # The SDK reads nothing more of the session: the next query fails at once, saying why.
+    ended = [e for e in after if isinstance(e, StepEnded)]
+    assert [e.how for e in ended] == ["failed"] and re.fullmatch(UNREADABLE, ended[0].output)
+
+
+def test_a_text_over_the_bound_is_refused_before_it_is_sent_and_one_at_it_runs(tmp_path: Path) -> None:
+    async def scenario(session: SlashSession) -> list[Event]:
+        with pytest.raises(
+            ValueError, match=r"^the text is 10,000,016 characters, over the 100,000 one query may hold$"
+        ):
+            [e async for e in session.run("/cost " + "y" * 10_000_000 + " && /usage")]
+        # Control characters, which JSON writes in 6 bytes each: Claude Code's echo of the text still fits the SDK.
+        at_bound = "/cost " + "\x01" * (MAX_TYPED - 16) + " && /usage"
+        return visible([e async for e in session.run(at_bound)])
+
+    events, model = in_session(tmp_path, [], scenario)
+    assert lines(events)[1:] == ["2/2: /usage", "all 2 command(s) ran"]
+    assert model.main_requests == []
 
 
 def test_an_interrupt_stops_the_chain_at_its_step(tmp_path: Path) -> None:

@@ -334,7 +334,9 @@ class OpencodeServer:
         return holder[0]
 
     def create_session(self) -> str:
-        status, body = self.request("POST", "/session", {})
+        # The first request makes the project's instance, which installs the plugin's npm package first: ~15 s of
+        # npm alone on a loaded 2-core machine, and over a minute with opencode's own start beside other work.
+        status, body = self.request("POST", "/session", {}, timeout=180.0)
         assert status == 200, (status, body)
         return str(body["id"])
 

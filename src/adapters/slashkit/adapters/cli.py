@@ -183,14 +183,17 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, claude_args:
     if not cwd.is_dir():
         parser.error(f"--cwd {cwd} is not a folder")
     if not args.chain.startswith("/"):
-        parser.error(f"a chain starts with a slash command, as typed: {args.chain!r}")
+        parser.error(f"a chain starts with a slash command, as typed: {args.chain[:200]!r}")
     # The SDK's import costs ~0.7 s (measured on claude-agent-sdk 0.2.184): only `run` pays it.
     try:
         from slashkit.adapters.sdk import terminal
+        from slashkit.adapters.sdk.session import MAX_TYPED
     except ModuleNotFoundError as missing:
         if missing.name != "claude_agent_sdk":
             raise
         parser.error("run needs the Claude Agent SDK: pip install 'slashkit[sdk]'")
+    if len(args.chain) > MAX_TYPED:
+        parser.error(f"a chain holds at most {MAX_TYPED:,} characters, not {len(args.chain):,}")
 
     settings = terminal.Settings(
         chain=args.chain,

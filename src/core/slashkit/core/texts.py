@@ -1,6 +1,7 @@
 """Every text slashkit writes: the chain's transcript lines, refusals and status (exactly the reference's),
 and the self-command notes in each prompt language lich exports."""
 
+import re
 from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Final, Literal
@@ -44,6 +45,23 @@ _WAITING: Final[Mapping[Wait, str]] = {
 }
 
 
+#: What breaks a line where a transcript line is shown: a terminal (`\n`, `\r`, and `\v`, `\f` as line feeds), a
+#: TUI or a page (U+0085, U+2028, U+2029). Python's `str.splitlines` also splits at U+001C-U+001E, which nothing
+#: shows as a break: they stay, as in the reference's lines.
+_LINE_BREAK: Final = re.compile("\r\n|[\n\r\v\f\x85\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks written as escapes, so a transcript line that holds text from outside (a fail
+    reason the model wrote, a message a command threw, arguments someone else typed) stays one line and no part
+    of it passes for a line of slashkit's own.
+
+    >>> print(one_line("no\\n2/2: /review deploy\\r\\nall 2 command(s) ran\\u2028"))
+    no\\n2/2: /review deploy\\r\\nall 2 command(s) ran\\u2028
+    """
+    return _LINE_BREAK.sub(lambda found: found[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def _not_run(steps: Iterable[Step]) -> str:
     """`; not run: /b, /c`, or nothing after the last step."""
     names = [f"/{s.command}" for s in steps]
@@ -52,7 +70,7 @@ def _not_run(steps: Iterable[Step]) -> str:
 
 def step_text(index: int, total: int, step: Step) -> str:
     """The line before a step runs: `2/3: /test2`. The engine adds the plugin name in front."""
-    return f"{index}/{total}: {step.name}"
+    return f"{index}/{total}: {one_line(step.name)}"
 
 
 def done_text(total: int) -> str:
@@ -63,17 +81,17 @@ def done_text(total: int) -> str:
 def thrown_why(message: str) -> str:
     """Why a step whose run threw stopped the chain; the engine's own `slash-chain: ` prefix is dropped."""
     prefix = f"{CHAIN_COMMAND}: "
-    return f"it failed: {message.removeprefix(prefix)}"
+    return f"it failed: {one_line(message.removeprefix(prefix))}"
 
 
 def turn_why(reason: str) -> str:
     """Why a step whose turn ended without an answer stopped the chain."""
-    return f"its turn ended with {reason}"
+    return f"its turn ended with {one_line(reason)}"
 
 
 def failed_why(reason: str) -> str:
     """Why a step the model reported as failed stopped the chain."""
-    return f"the model reported it failed: {reason}"
+    return f"the model reported it failed: {one_line(reason)}"
 
 
 def stopped_text(step: Step, why: str, left: Iterable[Step]) -> str:
@@ -103,7 +121,7 @@ def status_text(enabled: bool, running: tuple[int, int, Step, Wait] | None) -> s
     if running is None:
         return f"{head} · {NO_CHAIN_RUNS}"
     index, total, step, wait = running
-    return f"{head} · {index}/{total} {step.name}, {_WAITING[wait]}"
+    return f"{head} · {index}/{total} {one_line(step.name)}, {_WAITING[wait]}"
 
 
 # Chains beyond the seed: operators other than `&&`, and steps refused for who typed them (worded here)
@@ -123,7 +141,7 @@ HANDED_CUT: Final = "[slash-chain: the output handed on was cut to {limit} chara
 
 def refused_why(step: Step, origin: str) -> str:
     """Why a command only the person may run (`slashkit.core.policy`) was not run for this origin."""
-    return REFUSED_WHY.format(command=step.command, origin=origin or "an unnamed origin")
+    return REFUSED_WHY.format(command=step.command, origin=one_line(origin) or "an unnamed origin")
 
 
 def handed_refused_why(step: Step) -> str:
@@ -138,7 +156,7 @@ def refused_text(step: Step, origin: str) -> str:
 
 def skipped_text(index: int, total: int, step: Step, why: str) -> str:
     """The line for a step that does not run: `skipped 2/3: /rollback (the last command succeeded)`."""
-    return f"skipped {index}/{total}: {step.name} ({why})"
+    return f"skipped {index}/{total}: {one_line(step.name)} ({why})"
 
 
 def failed_text(step: Step, why: str) -> str:
@@ -389,4 +407,4 @@ def text(lang: str, key: Key, **slots: str) -> str:
 
 def queued_failed_toast(name: str, message: str) -> str:
     """The toast for a queued command that failed once it ran (English only, as the reference's)."""
-    return f"/{name} did not run: {message}"
+    return f"/{name} did not run: {one_line(message)}"

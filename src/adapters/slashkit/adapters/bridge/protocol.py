@@ -400,14 +400,17 @@ class _Unreadable(Exception):
 
 
 def _load(body: bytes) -> Result[Any, str]:
-    """Reads a JSON body within the bounds: size, nesting depth, number length, finite numbers."""
+    """Reads a JSON body within the bounds: size, nesting depth, number length, finite numbers, each key of an
+    object once."""
     if len(body) > MAX_BODY:
         return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
     try:
         text = body.decode()
         if _too_deep(text):
             return Failure(f"request nests deeper than {MAX_DEPTH} levels")
-        return Success(json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant))
+        return Success(
+            json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant, object_pairs_hook=_keys_once)
+        )
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         return Failure(f"request is not JSON: {err}")
     except _Unreadable as err:
@@ -422,6 +425,17 @@ def _too_deep(text: str) -> bool:
         return False  # the usual event: too few brackets to scan for
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
     return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > MAX_DEPTH
+
+
+def _keys_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Python's reader keeps the last of a key given twice, another reader may keep the first: a request has
+    # exactly its keys (docs/bridge.md, "Request"), so one that names a key twice, at any level, is refused.
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _Unreadable(f"request names the key {key[:64]!r} twice in one object")
+        found[key] = value
+    return found
 
 
 def _int(literal: str) -> int:

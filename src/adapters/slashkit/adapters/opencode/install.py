@@ -90,6 +90,7 @@ def host_module(python: str) -> str:
         "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
         "FAIL_TOOL": FAIL_TOOL,
         "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
+        "FAIL_NOTHING_WAITS": texts.FAIL_NOTHING_WAITS,
         "FAIL_ARGS": texts.FAIL_SCHEMA["properties"],
     }
     return typescript_constants(GENERATED, values) + f"export const SEPARATOR = {SEPARATOR_JS}\n"

@@ -4,6 +4,7 @@ run one of the session's built-ins. The core decides everything; `slashkit.adapt
 
 import asyncio
 import dataclasses
+import gc
 import json
 from collections import deque
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping
@@ -13,6 +14,7 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
+    CLIJSONDecodeError,
     HookContext,
     HookInput,
     HookJSONOutput,
@@ -78,6 +80,12 @@ SYNTHETIC: Final = "<synthetic>"
 #: a slashkit plugin installed for good, and so loaded into this session too, reads each step this host sends as
 #: the harness's text, never as the person's typing, and starts no chain of its own from it.
 HARNESS_MARK: Final = {"SLASHKIT_HARNESS": "sdk"}
+#: The most characters `run` takes. Claude Code writes a query's text back in one JSON line, and the SDK reads no
+#: line over its `max_buffer_size` (1 MiB by default): a 1.1 MB text ends its reader, a 1.0 MB one runs (measured
+#: on claude-agent-sdk 0.2.184 with Claude Code 2.1.328). JSON writes a control character in 6 bytes, so this
+#: many characters stay under 1 MiB whatever they are; a person types far fewer, and `slashkit run`'s argument
+#: can hold at most 128 KiB (Linux's bound on one argument).
+MAX_TYPED: Final = 100_000
 
 
 class SlashSession:
@@ -116,6 +124,8 @@ class SlashSession:
         self._prompted = False
         self._reported_failed = False
         self._known: frozenset[str] | None = None
+        #: Why the SDK stopped reading the session, once it did.
+        self._unreadable: str | None = None
         self._builtins: Collection[str] = frozenset()
         base = client.options if client is not None else (options or ClaudeAgentOptions())
         amended = self._amend(base)
@@ -144,6 +154,11 @@ class SlashSession:
     async def disconnect(self) -> None:
         """Ends the session."""
         await self.client.disconnect()
+        if self._unreadable is not None:
+            # The SDK's reader ended on the unreadable line and left the CLI's stdout pipe open, its transport held
+            # by the error's frames; collected later, once the event loop is closed, closing it raises "Event loop
+            # is closed" (measured on claude-agent-sdk 0.2.184). Collected now, it closes on this loop.
+            gc.collect()
 
     # What the harness types
 
@@ -154,8 +169,11 @@ class SlashSession:
         Anything but a chain (a prompt, a command alone) cancels a running chain first, as the person's own
         prompt does; a new chain cancels it too, then starts. Text the person did not type (a model's output, a
         message from elsewhere) is `by_person=False`: then only what anyone may run runs (a built-in off the
-        allowlist is answered with the refusal, in a chain or alone), and it cancels nothing.
+        allowlist is answered with the refusal, in a chain or alone), and it cancels nothing. A text of more than
+        MAX_TYPED characters is refused with a ValueError before anything is sent.
         """
+        if len(text) > MAX_TYPED:
+            raise ValueError(f"the text is {len(text):,} characters, over the {MAX_TYPED:,} one query may hold")
         command, _, args = text.removeprefix("/").partition(" ")
         origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
         chained = text.startswith("/") and holds_chain(args)
@@ -294,22 +312,32 @@ class SlashSession:
                 yield Notice(texts.queued_failed_toast(asked.name, output))
 
     async def _query(self, text: str, index: int, *, is_step: bool) -> AsyncIterator[Event | QueryEnd]:
-        """Sends one query and yields its messages and output until its ResultMessage, then how it ended."""
+        """Sends one query and yields its messages and output until its ResultMessage, then how it ended. Once the
+        SDK stopped reading the session, every query fails at once, saying why."""
         async with self._lock:
+            if self._unreadable is not None:
+                yield unread(self._unreadable)
+                return
             self._in_flight, self._is_step = text, is_step
             self._prompted = self._reported_failed = False
             synthetic: list[str] = []
             await self.client.query(text)
-            async for message in self.client.receive_response():
-                yield Message(message)
-                if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
-                    words = [block.text for block in message.content if isinstance(block, TextBlock)]
-                    if message.model == SYNTHETIC:
-                        synthetic += words
-                    for word in words:
-                        yield Output(index, word)
-                if isinstance(message, ResultMessage):
-                    yield query_end(message, "\n".join(synthetic), self._prompted)
+            try:
+                async for message in self.client.receive_response():
+                    yield Message(message)
+                    if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                        words = [block.text for block in message.content if isinstance(block, TextBlock)]
+                        if message.model == SYNTHETIC:
+                            synthetic += words
+                        for word in words:
+                            yield Output(index, word)
+                    if isinstance(message, ResultMessage):
+                        yield query_end(message, "\n".join(synthetic), self._prompted)
+            except CLIJSONDecodeError as error:
+                # Claude Code wrote a line the SDK does not read (one over its buffer: a model's answer over 1 MiB,
+                # measured on claude-agent-sdk 0.2.184), and its reader ended: nothing of this session comes again.
+                self._unreadable = f"Claude Code sent a message the SDK cannot read ({error.original_error})"[:300]
+                yield unread(self._unreadable)
             self._in_flight = None
 
     def _answer(self, step: Step, text: str, index: int = 0) -> list[Event]:
@@ -433,6 +461,11 @@ def query_end(result: ResultMessage, synthetic: str, prompted: bool) -> QueryEnd
         synthetic=synthetic,
         prompted=prompted,
     )
+
+
+def unread(why: str) -> QueryEnd:
+    """The end of a query whose messages the SDK could not read: a step that failed (it threw), saying why."""
+    return QueryEnd(is_error=True, num_turns=0, result=why, errors=(why,))
 
 
 def _count(value: object) -> int:

@@ -4,6 +4,7 @@ or JSON lines), a progress line on a terminal's stderr while a step waits, and t
 import asyncio
 import itertools
 import json
+import logging
 import os
 import re
 import sys
@@ -40,8 +41,13 @@ _PROGRESS_AFTER: Final = 0.3
 _SPINNER: Final = "|/-\\"
 #: C0 and C1 controls but newline and tab, and DEL: text a model or a command wrote could carry them to move the
 #: cursor, clear the screen, retitle the window or hide what follows, so text mode shows them as escapes. So are
-#: the bidirectional marks, overrides and isolates, which reorder what a line shows against what it holds.
-_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: the bidirectional marks, overrides and isolates, which reorder what a line shows against what it holds, and the
+#: line and paragraph separators, where a reader that splits lines as Python's `str.splitlines` starts a new line.
+_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: What starts each line of a command's output in text mode: the status lines (`2/2: /review`, `all 2 command(s)
+#: ran`) start at the margin, so output that holds such a line (a model's answer can hold anything) is never read
+#: as one.
+OUTPUT_INDENT: Final = "  "
 
 
 @frozen
@@ -61,6 +67,9 @@ class Settings:
 
 def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Runs the chain in a new session and prints it; returns the exit status."""
+    # The SDK logs its reader's end ("Fatal error in message reader: ...") through Python's last-resort handler,
+    # onto stderr; the step that failed of it says why in its own line.
+    logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())
     return asyncio.run(_run(settings, out, err))
 
 
@@ -137,7 +146,8 @@ def _first_line(text: str) -> str:
 
 
 class Printer:
-    """Prints events as a person reads them (each step's line, then its output) or as JSON lines."""
+    """Prints events as a person reads them (each step's line at the margin, then its output indented) or as JSON
+    lines."""
 
     def __init__(self, out: TextIO, err: TextIO, as_json: bool) -> None:
         self._out = out
@@ -177,8 +187,10 @@ class Printer:
 
     def _text(self, event: Event) -> None:
         match event:
-            case Line(text) | Output(text=text):
+            case Line(text):
                 self._line(visible(text, self._out))
+            case Output(text=text):
+                self._line(indented(visible(text, self._out)))
             case Notice(text):
                 self.problem(text)
 
@@ -206,6 +218,19 @@ def visible(text: str, stream: TextIO) -> str:
     shown = _CONTROLS.sub(_escaped, text.replace("\r\n", "\n"))
     encoding = getattr(stream, "encoding", None) or "utf-8"
     return shown.encode(encoding, "backslashreplace").decode(encoding)
+
+
+def indented(text: str) -> str:
+    """Each line of `text` (`visible` already, so a newline is the only line break left) after OUTPUT_INDENT; an
+    empty line stays empty.
+
+    >>> print(indented("fine\\n2/2: /review deploy\\n\\nall 2 command(s) ran"))
+      fine
+      2/2: /review deploy
+    <BLANKLINE>
+      all 2 command(s) ran
+    """
+    return "\n".join(f"{OUTPUT_INDENT}{line}" if line else line for line in text.split("\n"))
 
 
 def _escaped(control: re.Match[str]) -> str:

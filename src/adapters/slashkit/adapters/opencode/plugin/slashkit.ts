@@ -446,7 +446,13 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         // not zod schemas (measured), though its types name zod's only. The plugin's one cast, on that field alone.
         args: facts.FAIL_ARGS as unknown as ToolDefinition['args'],
         async execute(args, ctx) {
-          const reply = (await ask(session(ctx.sessionID).host, 'FailCalled', { reason: args['reason'] ?? null, agent: null }))?.reply
+          // A session whose helper does not run has no chain to stop, and a subagent's call (a child session's) is
+          // refused as the core refuses one: answered here, neither starts a helper that would then stay.
+          const s = sessions.get(ctx.sessionID)
+          if (s === undefined || s.link.helper === undefined || (await isChild(ctx.sessionID))) {
+            throw new Error(facts.FAIL_NOTHING_WAITS)
+          }
+          const reply = (await ask(s.host, 'FailCalled', { reason: args['reason'] ?? null, agent: null }))?.reply
           if (reply?.kind === 'text') return reply.text
           throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
         },
