@@ -5,7 +5,7 @@ ended, and only a step a `|` follows has its output handed on."""
 import pytest
 from returns.result import Success
 
-from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, host
+from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, host
 from slashkit.core.chain_machine import ChainState, Outcome, RunTyped, Tally, hands_on
 from slashkit.core.chain_session import ChainSession
 from slashkit.core.self_command import Lich, Queue, Request, decide
@@ -64,7 +64,7 @@ def test_the_person_typing_the_running_steps_own_text_starts_their_own_chain() -
     assert h.ui.lines == ["1/2: /a", "2/2: /b", "cancelled", "1/2: /b"]
 
 
-# How a dropped chain ended
+# How a chain ended
 
 
 def test_a_chain_replaced_by_anothers_chain_ends_cancelled_with_its_steps_not_run_counted_skipped() -> None:
@@ -89,6 +89,19 @@ def test_a_cancelled_chain_counts_the_steps_that_ended_and_the_ones_it_did_not_r
     assert chains.chain_command("stop", True) == "cancelled; not run: /c"
 
     assert ended == [(1, Outcome("failure", True, Tally(succeeded=1, skipped=1)))]
+
+
+def test_a_chain_ended_well_only_when_it_ran_to_its_end_with_a_last_status_of_success() -> None:
+    h = host(a=Local(), b=Throws("no"), c=Command(does=Local(), held=True))
+
+    h.type("/a && /a")
+    h.type("/a && /b")
+    h.type("/b || /a")
+    h.type("/a ; /b")
+    h.type("/a && /c")
+    h.type("/slash-chain stop")
+
+    assert [o.ended_well for o in h.outcomes] == [True, False, True, False, False]
 
 
 # Whose output is handed on
