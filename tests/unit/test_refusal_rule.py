@@ -39,8 +39,19 @@ def test_whitespace_of_either_language_around_the_name_does_not_hide_it(command:
 
 @pytest.mark.parametrize(
     "command",
-    ["models", "/modelx", "/modelX", "/Xmodel", "XXeffort", "/effortless", "model-opus", "/mode", "/compact model"]
-    + ["/effort.high", "/"],
+    [
+        "models",
+        "/modelx",
+        "/modelX",
+        "/Xmodel",
+        "XXeffort",
+        "/effortless",
+        "model-opus",
+        "/mode",
+        "/compact model",
+        "/effort.high",
+        "/",
+    ],
 )
 def test_a_command_that_only_looks_like_model_or_effort_runs_for_anyone(command: str) -> None:
     assert not is_refused(command)
