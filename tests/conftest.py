@@ -3,8 +3,14 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.support import seed
+
+# scripts/mutate runs the fast tests with `--hypothesis-profile=mutation`: no example database, so that an example
+# saved while one mutant ran is not replayed against the next ones (issue 21: one that failed on the unchanged code
+# "killed" hundreds of mutants).
+settings.register_profile("mutation", database=None)
 
 
 @pytest.fixture(scope="session")

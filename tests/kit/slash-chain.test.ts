@@ -573,6 +573,7 @@ describe('fail-safe', () => {
     ['no wants', { status: 200, text: JSON.stringify({ v: 2, version: 1, reply: null, effects: [] }) }, 'not bridge version 2'],
     ['effects that are not a list', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: {} }) }, 'not bridge version 2'],
     ['HTTP 500', { status: 500, text: JSON.stringify({ v: 2, error: 'internal error' }) }, 'answered 500: internal error'],
+    ['HTTP 409', { status: 409, text: JSON.stringify({ v: 2, error: 'event 3 came after the helper counted it gone' }) }, 'answered 409: event 3 came after'],
     ['HTTP 404 with HTML', { status: 404, text: '<html>not found</html>' }, 'not JSON'],
     ['an effect that is null', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [null] }) }, 'not bridge version 2'],
     ['an effect of an unknown kind', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'explode' }] }) }, 'not bridge version 2'],

@@ -10,7 +10,8 @@ host never heard of. A helper that trusted a stale forecast breaks it: it skips 
 client did.
 """
 
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, cast
 
 import attrs
 from hypothesis import HealthCheck, settings
@@ -19,7 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from slashkit.adapters.bridge import bridge as bridge_module
 from slashkit.adapters.bridge import protocol as p
-from slashkit.adapters.bridge.bridge import Bridge
+from slashkit.adapters.bridge.bridge import Bridge, LateEvent
 from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
 from slashkit.core import chain_machine as m
 
@@ -153,9 +154,7 @@ class BridgeMachine(RuleBasedStateMachine):
         self.a_request_arrives_in_order()
 
     def a_request_arrives_in_order(self) -> None:
-        request = self.in_flight.pop(0)
-        assert self.helper is not None
-        self.answered(request, self.helper.bridge.handle(request.event, request.seq))
+        self.arrives(self.in_flight.pop(0))
 
     @rule(names=CHAINS, operator=OPERATORS, by_person=st.booleans(), answered=st.booleans())
     def type_chain(self, names: list[str], operator: str, by_person: bool, answered: bool) -> None:
@@ -211,11 +210,7 @@ class BridgeMachine(RuleBasedStateMachine):
     def a_request_arrives(self, data: st.DataObject) -> None:
         """Requests overtake each other on their way: any one in flight may arrive next."""
         # Counted from the newest, so that the simplest case is the one that overtakes the rest.
-        request = self.in_flight.pop(-1 - data.draw(st.integers(0, len(self.in_flight) - 1)))
-        if not self.current(request.generation):
-            return  # the dead helper's socket refuses it
-        assert self.helper is not None
-        self.answered(request, self.helper.bridge.handle(request.event, request.seq))
+        self.arrives(self.in_flight.pop(-1 - data.draw(st.integers(0, len(self.in_flight) - 1))))
 
     @precondition(lambda self: self.held and "SkillAnswered" in self.wants)
     @rule()
@@ -226,14 +221,26 @@ class BridgeMachine(RuleBasedStateMachine):
         self.the_newest_request_arrives()
 
     def the_newest_request_arrives(self) -> None:
-        request = self.in_flight.pop()
-        if self.current(request.generation):
-            assert self.helper is not None
-            self.answered(request, self.helper.bridge.handle(request.event, request.seq))
+        self.arrives(self.in_flight.pop())
+
+    def arrives(self, request: InFlight) -> None:
+        """The helper handles a request and the client takes the answer. A request that comes after the helper
+        counted it gone (it handled a later one first) is answered 409, and the client gives that helper up
+        (client.ts `readAnswer`, `retire`)."""
+        if not self.current(request.generation):
+            return  # the dead helper's socket refuses it
+        assert self.helper is not None
+        try:
+            answer = self.helper.bridge.handle(request.event, request.seq)
+        except LateEvent:
+            self.the_helper_dies()
+            return
+        self.answered(request, answer)
 
     @rule()
     def the_helper_dies(self) -> None:
-        """`watch`: the child ended; its state goes with it, and the next event starts a new one."""
+        """`watch`: the child ended (or `retire`: the client gave it up); its state goes with it, and the next
+        event starts a new one."""
         self.helper = None
         self.wants = frozenset()
 
@@ -261,3 +268,52 @@ BridgeMachine.TestCase.settings = settings(
     max_examples=3000, stateful_step_count=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 test_the_client_and_the_helper_never_part = BridgeMachine.TestCase
+
+
+class _Drawn:
+    """Draws one given value, as hypothesis's `data` would."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def draw(self, strategy: object) -> int:
+        return self.value
+
+
+def drawn(value: int) -> st.DataObject:
+    """A rule's `data` that draws `value`, to replay steps hypothesis found."""
+    return cast(st.DataObject, _Drawn(value))
+
+
+def test_a_report_that_comes_after_the_helper_counted_it_gone_gives_that_helper_up() -> None:
+    """Issue 21's steps, which hypothesis once found: a self-command's timer and run are carried out from their
+    forecasts and their reports held; a chain typed meanwhile overtakes them, so the helper counts them gone and
+    gives the chain's first run the token the host had used for the self-command's run. The run's report then
+    comes: handled, it ended the chain's step, which the host still ran, and the helper waited on a timer the host
+    never heard of. Now it is refused as late, and the client starts a fresh helper."""
+    machine = BridgeMachine()
+    try:
+        steps: list[Callable[[], object]] = [
+            machine.inside_lich,
+            machine.model_asks_for_compact,
+            lambda: machine.a_request_arrives(drawn(0)),
+            lambda: machine.a_timer_fires(drawn(0)),
+            lambda: machine.a_run_ends(drawn(0), fails=False),
+            machine.model_asks_for_compact,
+            lambda: machine.type_chain(names=["a", "a"], operator="&&", by_person=False, answered=True),
+        ]
+        for step in steps:
+            step()
+            machine.the_helper_waits_only_on_what_the_client_holds()
+        assert machine.helper is not None
+        first = machine.helper.generation
+
+        machine.a_request_arrives(drawn(1))  # the held report of the self-command's run
+
+        machine.the_helper_waits_only_on_what_the_client_holds()
+        assert machine.helper is None
+        machine.model_asks_for_compact()
+        machine.type_chain(names=["a", "b"], operator="&&", by_person=True, answered=True)
+        assert machine.helper is not None and machine.helper.generation == first + 1
+    finally:
+        machine.teardown()

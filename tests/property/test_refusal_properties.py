@@ -2,12 +2,16 @@
 control_session) and whatever the casing, slashes, whitespace or args around the name
 (docs/lich.md, "How the plugin behaves")."""
 
+import sys
+
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from returns.result import Success
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost
-from slashkit.core.policy import Denied
+from slashkit.core.js_text import JS_WHITESPACE
+from slashkit.core.policy import Denied, may_run
 from slashkit.core.ports import Identity
 from slashkit.core.self_command import ControlQueued, SkillQueued
 
@@ -27,6 +31,10 @@ def refused_names(draw: st.DrawFn) -> str:
     tail = draw(space.filter(bool)) + args if args else draw(space)
     return draw(space) + slashes + draw(space) + cased + tail
 
+
+#: Every character either language calls whitespace: JavaScript's `\s` and Python's `str.isspace()`, which adds
+#: U+001C-U+001F and U+0085 and lacks U+FEFF. The refusal rule reads a name as either language would.
+EVERY_SPACE = sorted(set(JS_WHITESPACE) | {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()})
 
 args_values = st.one_of(st.none(), st.sampled_from(["", "opus", " high ", "max"]), st.integers())
 
@@ -112,3 +120,28 @@ def test_the_denial_names_the_command_and_points_at_lich(word: str, path: str) -
     assert reply.text.startswith(f"/{word} was not run")
     assert "lich" in reply.text
     assert h.clock.pending == 0
+
+
+@pytest.mark.parametrize("space", EVERY_SPACE, ids=lambda c: f"U+{ord(c):04X}")
+@settings(max_examples=25)
+@given(
+    word=st.sampled_from(["model", "effort", "Model", "EFFORT"]),
+    where=st.sampled_from(["before", "after the slash", "before the args", "after a trailing slash"]),
+    args=st.sampled_from(["", "opus", "high", "max --default"]),
+    origin=st.sampled_from(["plugin", "peer", "channel", "unclassified"]),
+)
+@example(word="model", where="before", args="", origin="plugin")
+@example(word="model", where="before the args", args="opus", origin="plugin")
+@example(word="effort", where="after a trailing slash", args="high", origin="plugin")
+def test_no_whitespace_of_either_language_lets_model_or_effort_run_for_anyone_but_the_person(
+    space: str, word: str, where: str, args: str, origin: str
+) -> None:
+    command = {
+        "before": f"{space}/{word} {args}",
+        "after the slash": f"/{space}{word} {args}",
+        "before the args": f"/{word}{space}{args}",
+        "after a trailing slash": f"/{word}/{space}{args}",
+    }[where]
+
+    assert not may_run(command, origin)
+    assert may_run(command, "composer")

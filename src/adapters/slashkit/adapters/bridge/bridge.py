@@ -36,6 +36,11 @@ ALLOW_VARIABLE = "SLASHKIT_ALLOW"
 HARNESS_VARIABLE = "SLASHKIT_HARNESS"
 
 
+class LateEvent(Exception):
+    """An event that came after the helper counted it gone: its state and the host's have parted, so the host is
+    to give this helper up (the server answers 409) and start a fresh one."""
+
+
 class Bridge:
     """The core of one host session behind the wire format."""
 
@@ -63,9 +68,15 @@ class Bridge:
     def handle(self, event: p.Event, seq: int | None = None) -> p.Answer:
         """Handles one event; events are handled one at a time, in the order the host sent them (`seq`), even
         when two requests overtake each other on their way. The event counts as handled even when handling it
-        fails, so the events the host sent after it do not wait for it; the state then stays as it was."""
+        fails, so the events the host sent after it do not wait for it; the state then stays as it was.
+
+        Raises LateEvent for an event that comes after the helper counted it gone (ORDER_WAIT_S) and handled the
+        ones after it: handled now, out of order, it would meet a state that took it for never sent (issue 21: a
+        report of a run the host carried out from a forecast found its token given to another step's run)."""
         with self._turn:
             self._wait_for_turn(seq)
+            if self._passed(seq):
+                raise LateEvent(f"event {seq} came after the helper counted it gone and went on without it")
             self._version += 1
             try:
                 return self._answer(event, self._version)
@@ -88,6 +99,8 @@ class Bridge:
             return
         with self._turn:
             self._wait_for_turn(seq)
+            if self._passed(seq):
+                return  # counted already, as gone
             self._version += 1
             self._turn.notify_all()
 
@@ -98,6 +111,10 @@ class Bridge:
         # could not read: wait a little for it, then count it as gone, so the events after it wait no more.
         self._turn.wait_for(lambda: self._version >= seq - 1, timeout=ORDER_WAIT_S)
         self._version = max(self._version, seq - 1)
+
+    def _passed(self, seq: int | None) -> bool:
+        """Tells whether the events handled (or counted as gone) already include this one."""
+        return seq is not None and seq <= self._version
 
     def _carried_out(self, event: p.Event, before: int) -> bool:
         """Tells whether the host already carried out what this event produced: it applied the forecast, and

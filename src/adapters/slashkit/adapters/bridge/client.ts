@@ -198,8 +198,9 @@ function readAnswer(status: number, text: string): WireAnswer {
   }
   const answer = body as Partial<WireAnswer> & { v?: unknown; error?: unknown }
   if (status === 400 || status === 413) throw new RefusedEvent(`the helper refused the event: ${String(answer.error)}`)
-  // The helper's own fault, answered: it may hold a state the client no longer shares, so it is retired.
-  if (status === 500) throw new Error(`the helper answered 500: ${String(answer.error)}`)
+  // The helper's own fault (500), or an event that reached it after it counted it gone and went on without it
+  // (409): it may hold a state the client no longer shares, so it is retired.
+  if (status === 409 || status === 500) throw new Error(`the helper answered ${status}: ${String(answer.error)}`)
   if (status !== 200 || answer.v !== VERSION || !isSound(answer)) {
     throw new Error(`the helper answered ${status} with an answer that is not bridge version ${VERSION}`)
   }

@@ -20,7 +20,7 @@ import h11
 from returns.result import Failure, Success
 
 from slashkit.adapters.bridge import protocol
-from slashkit.adapters.bridge.bridge import MAX_SEQ_AHEAD, Bridge
+from slashkit.adapters.bridge.bridge import MAX_SEQ_AHEAD, Bridge, LateEvent
 from slashkit.adapters.bridge.helper import leave
 
 EVENT_PATH: Final = b"/v1/event"
@@ -49,6 +49,7 @@ _REASONS: Final = {
     200: b"OK",
     400: b"Bad Request",
     404: b"Not Found",
+    409: b"Conflict",
     413: b"Content Too Large",
     500: b"Internal Server Error",
     503: b"Service Unavailable",
@@ -115,6 +116,8 @@ class _Connection:
             case Success(request):
                 try:
                     answer = protocol.encode(bridge.handle(request.event, request.seq))
+                except LateEvent as late:
+                    return self._send(409, str(late))
                 except Exception as err:  # a fault of the helper's own: answered, not a closed connection
                     traceback.print_exc(file=sys.stderr)
                     return self._send(500, f"the helper failed on {type(request.event).__name__}: {err!r}")
