@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from slashkit.adapters import __version__
 from slashkit.adapters.claude_code import plugins
 from slashkit.adapters.memory import Local, MemoryHost, Prompt, host
 from slashkit.adapters.opencode import install as opencode
@@ -100,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"slashkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser(

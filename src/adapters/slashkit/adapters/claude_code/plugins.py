@@ -8,13 +8,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
+from slashkit.adapters import __version__
 from slashkit.adapters.bridge.shim import helper_facts, typescript_constants, write_file, xdg_home
 from slashkit.core import texts
 from slashkit.core.chain_session import ENABLED_KEY
 
 MARKETPLACE: Final = "slashkit"
 PLUGINS: Final = ("slash-chain", "self-command")
-VERSION: Final = "0.1.0"
 
 _DESCRIPTIONS: Final = {
     "slash-chain": "Runs /a && /b one after another, as a shell's && does (slashkit)",
@@ -28,7 +28,7 @@ def default_root(python: str = sys.executable) -> Path:
     `$XDG_DATA_HOME` (a relative value is ignored, as the XDG spec asks)."""
     data = xdg_home("XDG_DATA_HOME", ".local/share")
     tag = hashlib.sha256(python.encode()).hexdigest()[:12]
-    return data / "slashkit" / "claude-code" / f"{VERSION}-{tag}"
+    return data / "slashkit" / "claude-code" / f"{__version__}-{tag}"
 
 
 def lay_out(root: Path, python: str = sys.executable) -> Path:
@@ -50,7 +50,7 @@ def _lay_out_plugin(folder: Path, name: str, python: str) -> None:
     mod = resources.files("slashkit.adapters.claude_code") / "mod"
     manifest = {
         "name": name,
-        "version": VERSION,
+        "version": __version__,
         "description": _DESCRIPTIONS[name],
         "author": {"name": "slashkit"},
         "license": "MIT",
