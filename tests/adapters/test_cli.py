@@ -3,11 +3,14 @@
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 
 from slashkit.adapters.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def slashkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -148,3 +151,61 @@ def test_run_without_the_sdk_extra_says_how_to_get_it(tmp_path: Path) -> None:
     )
     assert refused.returncode == 2
     assert "run needs the Claude Agent SDK: pip install 'slashkit[sdk]'" in refused.stderr
+
+
+@pytest.mark.parametrize("linked", ["plugins/slash-chain", "plugins/slash-chain/hooks", "plugins"])
+def test_laying_out_refuses_a_folder_that_is_a_link_and_writes_nothing(tmp_path: Path, linked: str) -> None:
+    # A marketplace root may be shared or checked out; a link at one of its folders would be written through.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "host.ts").write_text("// the user's own file\n")
+    root = tmp_path / "root"
+    (root / linked).parent.mkdir(parents=True)
+    (root / linked).symlink_to(elsewhere)
+    for what in (["marketplace"], ["plugin-dir", "self-command"]):
+        refused = slashkit("claude-code", *what, "--root", str(root))
+        assert (refused.returncode, refused.stdout) == (1, "")
+        assert refused.stderr == (
+            f"slashkit claude-code {what[0]}: error: cannot write {root / linked}: "
+            "a symbolic link, which slashkit does not follow (remove it yourself)\n"
+        )
+        assert [p.name for p in elsewhere.iterdir()] == ["host.ts"]
+        assert not (root / ".claude-plugin").exists()
+
+
+def not_utf8_python(tmp_path: Path) -> Path:
+    """This interpreter under a name that is not UTF-8 (`py\\xff`), as a file system may hold one."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    python = Path(os.fsdecode(bytes(folder) + b"/py\xff"))
+    python.symlink_to(sys.executable)
+    return python
+
+
+@pytest.mark.parametrize(
+    ("args", "written"),
+    [
+        (["claude-code", "marketplace", "--root", "{tmp}/root"], "root"),
+        (["claude-code", "plugin-dir", "slash-chain", "--root", "{tmp}/root"], "root"),
+        (["opencode", "install", "{tmp}/project"], "project/.opencode"),
+    ],
+)
+def test_an_interpreter_path_that_is_not_utf8_is_one_line_and_nothing_half_written(
+    tmp_path: Path, args: list[str], written: str
+) -> None:
+    (tmp_path / "project").mkdir()
+    python = not_utf8_python(tmp_path)
+    # The interpreter runs from a folder that is no venv, so it finds slashkit and its dependencies by path.
+    paths = [str(ROOT / "src" / "core"), str(ROOT / "src" / "adapters"), sysconfig.get_paths()["purelib"]]
+    refused = subprocess.run(
+        [python, "-m", "slashkit.adapters.cli", *(a.replace("{tmp}", str(tmp_path)) for a in args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+    )
+    assert (refused.returncode, refused.stdout) == (1, ""), refused.stderr
+    assert refused.stderr == (
+        f"slashkit {' '.join(args[:2])}: error: the interpreter's path is not UTF-8, so no plugin can start it: "
+        f"{str(python)!r}\n"
+    )
+    assert not (tmp_path / written).exists()

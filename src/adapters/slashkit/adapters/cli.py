@@ -49,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _writing(prog: str, write: Callable[[], int]) -> int:
-    """Runs a command that writes files; a folder it cannot write is one line on stderr and exit 1, no traceback.
+    """Runs a command that writes files; a folder it cannot write, or an interpreter it cannot name (a path that is
+    not UTF-8), is one line on stderr and exit 1, no traceback.
 
     The line has argparse's shape (`prog: error: ...`), as the CLI's usage errors do, without their usage line:
     the arguments were well formed, and the file system refused them.
@@ -58,7 +59,9 @@ def _writing(prog: str, write: Callable[[], int]) -> int:
         return write()
     except OSError as refused:
         print(f"{prog}: error: {_os_why(refused)}", file=sys.stderr)
-        return 1
+    except ValueError as refused:
+        print(f"{prog}: error: {refused}", file=sys.stderr)
+    return 1
 
 
 def _os_why(error: OSError) -> str:

@@ -24,7 +24,13 @@ ANSWER_TIMEOUT_MS: Final = 3000
 def helper_facts(python: str, fail_tool: str | None = None) -> dict[str, object]:
     """The facts the bridge's client needs before Python runs: which interpreter, which module with which
     arguments (the fail tool's name, for a host that gives the model the tool under another name than Claude
-    Code's), how long to wait."""
+    Code's), how long to wait. An interpreter whose path is not UTF-8 is a ValueError."""
+    try:
+        python.encode()
+    except UnicodeEncodeError:
+        # A name the file system took as bytes (os.fsdecode): a generated module is UTF-8 text, so no host could
+        # be told where it is.
+        raise ValueError(f"the interpreter's path is not UTF-8, so no plugin can start it: {python!r}") from None
     options = [] if fail_tool is None else [FAIL_TOOL_OPTION, fail_tool]
     return {
         "PYTHON": python,

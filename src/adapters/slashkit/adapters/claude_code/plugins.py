@@ -3,13 +3,14 @@ interpreter they start and the texts they register, generated from the core so n
 
 import hashlib
 import json
+import os
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
 from slashkit.adapters import __version__
-from slashkit.adapters.bridge.shim import helper_facts, typescript_constants, write_file, xdg_home
+from slashkit.adapters.bridge.shim import helper_facts, refuse_link, typescript_constants, write_file, xdg_home
 from slashkit.core import texts
 from slashkit.core.chain_session import ENABLED_KEY
 
@@ -27,15 +28,24 @@ def default_root(python: str = sys.executable) -> Path:
     """The marketplace folder for this interpreter: one per slashkit version and interpreter path, under
     `$XDG_DATA_HOME` (a relative value is ignored, as the XDG spec asks)."""
     data = xdg_home("XDG_DATA_HOME", ".local/share")
-    tag = hashlib.sha256(python.encode()).hexdigest()[:12]
+    tag = hashlib.sha256(os.fsencode(python)).hexdigest()[:12]
     return data / "slashkit" / "claude-code" / f"{__version__}-{tag}"
 
 
 def lay_out(root: Path, python: str = sys.executable) -> Path:
-    """Writes the marketplace under `root` (files that already hold the same bytes are left alone)."""
-    _write(root / ".claude-plugin" / "marketplace.json", _json(_marketplace()))
+    """Writes the marketplace under `root` (files that already hold the same bytes are left alone).
+
+    Every file's bytes are made before the first is written, so a failure (an interpreter path that is not
+    UTF-8) leaves nothing half written; and a symbolic link at any folder below `root` (a plugin's folder, its
+    `hooks`) is refused before anything is written, so nothing lands where a link points."""
+    files = {root / ".claude-plugin" / "marketplace.json": _json(_marketplace()).encode()}
     for name in PLUGINS:
-        _lay_out_plugin(root / "plugins" / name, name, python)
+        files |= {root / "plugins" / name / path: content for path, content in _plugin(name, python).items()}
+    for path in files:
+        for folder in path.relative_to(root).parents[:-1]:
+            refuse_link(root / folder)
+    for path, content in files.items():
+        write_file(path, content)
     return root
 
 
@@ -46,7 +56,8 @@ def plugin_dir(name: str, root: Path | None = None, python: str = sys.executable
     return lay_out(root or default_root(python), python) / "plugins" / name
 
 
-def _lay_out_plugin(folder: Path, name: str, python: str) -> None:
+def _plugin(name: str, python: str) -> dict[str, bytes]:
+    """One plugin's files, by their path in its folder."""
     mod = resources.files("slashkit.adapters.claude_code") / "mod"
     manifest = {
         "name": name,
@@ -55,15 +66,19 @@ def _lay_out_plugin(folder: Path, name: str, python: str) -> None:
         "author": {"name": "slashkit"},
         "license": "MIT",
     }
-    _write(folder / ".claude-plugin" / "plugin.json", _json(manifest))
-    _write(folder / "hooks" / "hooks.json", _json({"modules": ["./register.ts"]}))
-    _write(folder / "hooks" / "register.ts", (mod / f"{name}.ts").read_text())
-    _write(folder / "hooks" / "bridge.ts", (mod / "bridge.ts").read_text())
-    # The bridge's client, shared by every JavaScript host; this shim's bridge.ts gives it Claude Code's `$`.
-    _write(folder / "hooks" / "client.ts", (resources.files("slashkit.adapters.bridge") / "client.ts").read_text())
-    _write(folder / "hooks" / "host.ts", _host_module(name, python))
-    _write(folder / "README.md", (mod / f"{name}.README.md").read_text())
-    write_file(folder / ".claude-plugin" / "icon.png", (mod / "icon.png").read_bytes())
+    written = {
+        ".claude-plugin/plugin.json": _json(manifest),
+        "hooks/hooks.json": _json({"modules": ["./register.ts"]}),
+        "hooks/register.ts": (mod / f"{name}.ts").read_text(),
+        "hooks/bridge.ts": (mod / "bridge.ts").read_text(),
+        # The bridge's client, shared by every JavaScript host; this shim's bridge.ts gives it Claude Code's `$`.
+        "hooks/client.ts": (resources.files("slashkit.adapters.bridge") / "client.ts").read_text(),
+        "hooks/host.ts": _host_module(name, python),
+        "README.md": (mod / f"{name}.README.md").read_text(),
+    }
+    return {path: text.encode() for path, text in written.items()} | {
+        ".claude-plugin/icon.png": (mod / "icon.png").read_bytes()
+    }
 
 
 def _host_module(name: str, python: str) -> str:
@@ -94,7 +109,3 @@ def _marketplace() -> dict[str, object]:
 
 def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write(path: Path, content: str) -> None:
-    write_file(path, content.encode())
