@@ -55,7 +55,8 @@ def install(target: Path, python: str = sys.executable) -> list[Path]:
 
 
 def uninstall(target: Path) -> list[Path]:
-    """Takes the plugin out of the config dir `target`; returns the files it removed.
+    """Takes the plugin out of the config dir `target`, and the folders install made once they are empty; returns
+    the files it removed.
 
     Removes only names, never what they point at: a symbolic link at one of the plugin's files is removed
     itself, and one at its folder `plugins/slashkit` is refused before anything is removed (a project could
@@ -66,9 +67,10 @@ def uninstall(target: Path) -> list[Path]:
     removed = [p for p in named if p.is_symlink() or p.exists()]
     for path in removed:
         path.unlink()
-    folder = plugins / FOLDER
-    if folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
+    # The folders install makes when they are missing, innermost first, each only once nothing is left in it.
+    for folder in (plugins / FOLDER, plugins, target):
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+            folder.rmdir()
     return removed
 
 
