@@ -16,8 +16,8 @@ export function socket(n: number): string {
 }
 /** Leads the stdout line that carries each request body the plugin sent. */
 export const WIRE_MARK = 'slashkit-wire '
-export const EVENT_URL = 'http://slashkit/v1/event'
-export const EXIT_URL = 'http://slashkit/v1/exit'
+export const EVENT_URL = 'http://localhost/v1/event'
+export const EXIT_URL = 'http://localhost/v1/exit'
 /** The interpreter arguments a laid-out plugin starts (slashkit.adapters.claude_code.plugins). */
 export const HELPER_ARGS = ['-m', 'slashkit.adapters.bridge.helper']
 /** host.ts: START_TIMEOUT_MS and ANSWER_TIMEOUT_MS. */

@@ -21,6 +21,10 @@ _DESCRIPTIONS: Final = {
     "slash-chain": "Runs /a && /b one after another, as a shell's && does (slashkit)",
     "self-command": "Inside lich, runs a built-in command such as /compact when the user asks the model (slashkit)",
 }
+#: The folder of the repository's own plugins that holds slashkit's source (links to these parts of the
+#: repository), which a plugin builds its private environment from.
+SOURCE: Final = "slashkit"
+SOURCE_PARTS: Final = ("pyproject.toml", "README.md", "LICENSE", "src")
 _UNAVAILABLE: Final = {"slash-chain": texts.CHAIN_UNAVAILABLE, "self-command": texts.SELF_COMMAND_UNAVAILABLE}
 
 
@@ -32,15 +36,15 @@ def default_root(python: str = sys.executable) -> Path:
     return data / "slashkit" / "claude-code" / f"{__version__}-{tag}"
 
 
-def lay_out(root: Path, python: str = sys.executable) -> Path:
-    """Writes the marketplace under `root` (files that already hold the same bytes are left alone).
+def lay_out(root: Path, python: str | None = sys.executable) -> Path:
+    """Writes the marketplace under `root` (files that already hold the same bytes are left alone); `python` is the
+    interpreter its plugins start the helper with, or None for the repository's own marketplace, whose plugins
+    find one (docs/claude-code.md, "Which Python").
 
     Every file's bytes are made before the first is written, so a failure (an interpreter path that is not
     UTF-8) leaves nothing half written; and a symbolic link at any folder below `root` (a plugin's folder, its
     `hooks`) is refused before anything is written, so nothing lands where a link points."""
-    files = {root / ".claude-plugin" / "marketplace.json": _json(_marketplace()).encode()}
-    for name in PLUGINS:
-        files |= {root / "plugins" / name / path: content for path, content in _plugin(name, python).items()}
+    files = {root / path: content for path, content in marketplace_files(python).items()}
     for path in files:
         for folder in path.relative_to(root).parents[:-1]:
             refuse_link(root / folder)
@@ -56,7 +60,22 @@ def plugin_dir(name: str, root: Path | None = None, python: str = sys.executable
     return lay_out(root or default_root(python), python) / "plugins" / name
 
 
-def _plugin(name: str, python: str) -> dict[str, bytes]:
+def marketplace_files(python: str | None) -> dict[Path, bytes]:
+    """Every file of the marketplace, by its path under the marketplace's root."""
+    files = {Path(".claude-plugin/marketplace.json"): _json(_marketplace()).encode()}
+    for name in PLUGINS:
+        files |= {Path("plugins", name, path): content for path, content in _plugin(name, python).items()}
+    return files
+
+
+def source_links(name: str) -> dict[Path, str]:
+    """The symbolic links that give the repository's own plugin `name` slashkit's source, by their path under the
+    repository and what they point at: `claude plugin install` copies what a link points at (measured on Claude
+    Code 2.1.328), so the installed plugin carries the source it builds its private environment from."""
+    return {Path("plugins", name, SOURCE, part): f"../../../{part}" for part in SOURCE_PARTS}
+
+
+def _plugin(name: str, python: str | None) -> dict[str, bytes]:
     """One plugin's files, by their path in its folder."""
     mod = resources.files("slashkit.adapters.claude_code") / "mod"
     manifest = {
@@ -65,6 +84,8 @@ def _plugin(name: str, python: str) -> dict[str, bytes]:
         "description": _DESCRIPTIONS[name],
         "author": {"name": "slashkit"},
         "license": "MIT",
+        # What it reaches: only the helper, over a unix socket, as `http://localhost/...` (mod/bridge.ts).
+        "network": {"hosts": ["localhost"]},
     }
     written = {
         ".claude-plugin/plugin.json": _json(manifest),
@@ -81,10 +102,13 @@ def _plugin(name: str, python: str) -> dict[str, bytes]:
     }
 
 
-def _host_module(name: str, python: str) -> str:
-    """The generated facts a plugin needs before Python runs: which interpreter, and what it registers."""
+def _host_module(name: str, python: str | None) -> str:
+    """The generated facts a plugin needs before Python runs: which interpreter (None: the plugin finds one), where
+    its private environment's source is, and what it registers."""
     values: dict[str, object] = {
         **helper_facts(python),
+        "VERSION": __version__,
+        "SOURCE": SOURCE,
         "UNAVAILABLE": _UNAVAILABLE[name],
         "ENABLED_KEY": ENABLED_KEY,
         "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
@@ -101,6 +125,7 @@ def _marketplace() -> dict[str, object]:
     return {
         "name": MARKETPLACE,
         "owner": {"name": "slashkit"},
+        "description": "slashkit's Claude Code plugins: slash chains (/a && /b, ||, ;, |) and self-commands in lich",
         "plugins": [
             {"name": name, "source": f"./plugins/{name}", "description": _DESCRIPTIONS[name]} for name in PLUGINS
         ],
