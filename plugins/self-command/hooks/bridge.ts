@@ -65,7 +65,9 @@ async function locate($: EngineInterface): Promise<readonly string[]> {
     timeoutMs: MAKE_TIMEOUT_MS,
   })
   if (made.exitCode !== 0) {
-    const why = made.stderr.trim().split('\n').pop() ?? `exit ${String(made.exitCode)}`
+    // pip's own reason is its last `ERROR:` line; what follows it is advice about pip itself.
+    const said = made.stderr.trim().split('\n')
+    const why = said.filter(line => line.startsWith('ERROR:')).pop() ?? said.pop() ?? `exit ${String(made.exitCode)}`
     throw new Error(`cannot make its Python environment in ${data} (${why}); set SLASHKIT_PYTHON to a Python with slashkit`)
   }
   return [python, ...HELPER_ARGS]
