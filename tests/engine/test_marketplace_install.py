@@ -31,7 +31,8 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[2]
 #: A PATH with the system's tools (sh, python3, node) and nothing of slashkit's; and no proxy, which the offline
 #: isolation points at the model server, so that pip reaches the package index.
-USER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"} | dict.fromkeys(("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"), "")
+PROXIES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+USER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"} | dict.fromkeys(PROXIES, "")
 ENDS = re.compile(r"^(all \d+ command\(s\) ran|stopped after|cancelled|unavailable|ended: )")
 
 
@@ -70,11 +71,11 @@ def test_a_clone_added_as_a_marketplace_installs_a_plugin_that_runs_a_chain_with
 
     first = session(iso, project, timeout=900)
     assert first[0].startswith("slashkit: making its Python environment in "), first
-    assert first[1:] == ["1/2: /cost", "2/2: /context", "all 2 command(s) ran"]
+    assert first[1:] == ["1/2: /context", "2/2: /usage", "all 2 command(s) ran"]
 
     started = time.monotonic()
     again = session(iso, project, timeout=120)
-    assert again == ["1/2: /cost", "2/2: /context", "all 2 command(s) ran"]
+    assert again == ["1/2: /context", "2/2: /usage", "all 2 command(s) ran"]
     assert time.monotonic() - started < 60
 
 
@@ -84,7 +85,7 @@ def session(iso: Isolation, project: Path, timeout: float) -> list[str]:
         ModelServer() as model,
         StreamingRun([], project, model=model, isolation=iso, extra_env=USER_ENV) as running,
     ):
-        running.send("/cost && /context")
+        running.send("/context && /usage")
         ended = running.wait_until(lambda events: any(ENDS.match(line) for line in lines(events)), timeout=timeout)
         result = running.finish()
     assert ended, result.describe()
