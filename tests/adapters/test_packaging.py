@@ -10,13 +10,15 @@ import sys
 import sysconfig
 import tomllib
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 from attrs import frozen
 
 from slashkit.adapters import __version__
+from tests.support.claude_cli import Isolation, isolated_env
+from tests.support.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORTS = "import slashkit.adapters.memory; from slashkit.core import parse_chain; print(slashkit.core.__file__)"
@@ -32,20 +34,30 @@ class Installed:
     def names(self) -> list[str]:
         return zipfile.ZipFile(self.wheel).namelist()
 
-    def run(self, *argv: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *argv: str | Path, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         # The dependencies come from this environment's site-packages, read as a plain path (its .pth files,
         # among them the editable install's, are not processed there).
         dependencies = sysconfig.get_paths()["purelib"]
         assert dependencies in site.getsitepackages()
         return subprocess.run(
-            [str(a) for a in argv], capture_output=True, text=True, env={"PYTHONPATH": dependencies}, cwd=cwd
+            [str(a) for a in argv],
+            capture_output=True,
+            text=True,
+            env={**(env or {}), "PYTHONPATH": dependencies},
+            cwd=cwd,
+            timeout=300,
         )
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     folder = tmp_path_factory.mktemp("wheel")
-    built = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w"]
+    # Built from a fresh clone of the last commit, as a user would build it: nothing uncommitted counts.
+    clone = folder / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    built = [sys.executable, "-m", "pip", "wheel", str(clone), "--no-deps", "--no-build-isolation", "-q", "-w"]
     subprocess.run([*built, str(folder)], check=True)
     [wheel] = folder.glob("slashkit-*.whl")
     fresh = folder / "venv"
@@ -112,3 +124,19 @@ def test_the_suite_runs_on_the_lowest_sdk_the_sdk_extra_allows() -> None:
     assert lowest is not None, sdk
     assert importlib.metadata.version("claude-agent-sdk") == lowest[1]
     assert f'SDK_LOWEST="{lowest[1]}"' in (ROOT / "scripts" / "setup.sh").read_text()
+
+
+@pytest.mark.engine
+def test_the_wheel_runs_a_chain_on_the_claude_code_the_sdk_bundles(installed: Installed, tmp_path: Path) -> None:
+    iso = Isolation.create(tmp_path)
+    project = iso.root / "project"
+    project.mkdir()
+    with ModelServer() as model:
+        # No claude on PATH, none named: `run` falls back on the SDK's own.
+        env = isolated_env(iso, model.url, extra_env={"PATH": "/usr/bin:/bin"})
+        slashkit = installed.python.parent / "slashkit"
+        ran = installed.run(slashkit, "run", "/context && /usage", "--cwd", project, env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr.startswith("slashkit: no claude on PATH; running the Claude Code ")
+    assert "bundled with claude-agent-sdk " in ran.stderr
+    assert ran.stdout.splitlines()[-1] == "all 2 command(s) ran"
