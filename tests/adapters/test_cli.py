@@ -316,7 +316,7 @@ def not_utf8_python(tmp_path: Path) -> Path:
     [
         (["claude-code", "marketplace", "--root", "{tmp}/root"], "root"),
         (["claude-code", "plugin-dir", "slash-chain", "--root", "{tmp}/root"], "root"),
-        (["opencode", "install", "{tmp}/project"], "project/.opencode"),
+        (["opencode", "install", "{tmp}/project", "--this-python"], "project/.opencode"),
     ],
 )
 def test_an_interpreter_path_that_is_not_utf8_is_one_line_and_nothing_half_written(

@@ -1,6 +1,7 @@
 """`slashkit opencode install` / `uninstall` as a person meets them: where the plugin goes, what it starts,
 that a second run changes nothing, and that taking it out leaves everything else alone."""
 
+import json
 import os
 import subprocess
 import sys
@@ -230,3 +231,20 @@ def test_a_relative_xdg_config_home_is_ignored_as_the_xdg_spec_asks(tmp_path: Pa
     assert shown.returncode == 0, shown.stderr
     assert (tmp_path / "home" / ".config" / "opencode" / "plugins" / "slashkit.ts").is_file()
     assert not (tmp_path / "rel").exists()
+
+
+def test_the_installed_files_name_no_path_of_this_machine_so_a_team_can_commit_them(tmp_path: Path) -> None:
+    shown = slashkit("opencode", "install", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    written = {p: p.read_text() for p in (tmp_path / ".opencode").rglob("*.ts")}
+    assert len(written) == 4
+    assert "export const PYTHON = null\n" in written[tmp_path / ".opencode" / "plugins" / "slashkit" / "host.ts"]
+    machine = (sys.prefix, sys.base_prefix, os.path.realpath(sys.executable), str(tmp_path))
+    assert [str(p) for p, text in written.items() if any(m in text for m in machine)] == []
+
+
+def test_this_python_names_this_interpreter_for_this_machine_only(tmp_path: Path) -> None:
+    shown = slashkit("opencode", "install", str(tmp_path), "--this-python")
+    assert shown.returncode == 0, shown.stderr
+    host = (tmp_path / ".opencode" / "plugins" / "slashkit" / "host.ts").read_text()
+    assert f"export const PYTHON = {json.dumps(sys.executable)}\n" in host

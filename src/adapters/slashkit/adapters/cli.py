@@ -247,7 +247,13 @@ def _opencode_parser(commands: "argparse._SubParsersAction[argparse.ArgumentPars
         "install",
         help="install the plugin for a project (default: here), or --global",
         description="Writes the plugin into PROJECT_DIR/.opencode/plugins, or with --global into "
-        "$XDG_CONFIG_HOME/opencode/plugins; a second run changes nothing.",
+        "$XDG_CONFIG_HOME/opencode/plugins; a second run changes nothing. The files name no path of this machine, "
+        "so a team can commit them: the plugin starts $SLASHKIT_PYTHON, else slashkit-helper on PATH.",
+    )
+    put.add_argument(
+        "--this-python",
+        action="store_true",
+        help="name this interpreter in the plugin instead, for this machine only (not to commit)",
     )
     out = _command(
         what,
@@ -268,7 +274,7 @@ def _opencode(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         usage.error(f"{project} is not a folder")
     target = opencode.config_dir(project)
     if args.what == "install":
-        paths = opencode.install(target)
+        paths = opencode.install(target, sys.executable if args.this_python else None)
         print(f"slashkit plugin {'installed' if paths else 'already up to date'} in {target / 'plugins'}")
     else:
         paths = opencode.uninstall(target)

@@ -3,7 +3,6 @@
 core so nothing is written twice; and takes it out again."""
 
 import os
-import sys
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -37,8 +36,10 @@ def config_dir(project: Path | None, environ: Mapping[str, str] = os.environ) ->
     return xdg_home("XDG_CONFIG_HOME", ".config", environ) / "opencode"
 
 
-def install(target: Path, python: str = sys.executable) -> list[Path]:
+def install(target: Path, python: str | None = None) -> list[Path]:
     """Writes the plugin into the config dir `target`; returns the files it changed (none when up to date).
+    `python` is the interpreter the plugin starts the helper with; None (a team may commit the files) lets the
+    plugin find one (docs/opencode.md, "Which Python").
 
     A symbolic link at one of the plugin's files is replaced by the file (`write_file`); one at its folder
     `plugins/slashkit` is refused, before anything is written, so nothing lands where a project points it."""
@@ -74,8 +75,9 @@ def uninstall(target: Path) -> list[Path]:
     return removed
 
 
-def host_module(python: str) -> str:
-    """The generated facts the plugin needs before Python runs: which interpreter, and what it registers."""
+def host_module(python: str | None) -> str:
+    """The generated facts the plugin needs before Python runs: which interpreter (None: the plugin finds one),
+    and what it registers."""
     values: dict[str, object] = {
         # The helper hears the tool's name with its arguments, so the core's fail note names it as it is.
         **helper_facts(python, FAIL_TOOL),
