@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: A PATH with the system's tools (sh, python3, node) and nothing of slashkit's; and no proxy, which the offline
 #: isolation points at the model server, so that pip reaches the package index.
 PROXIES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
-USER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"} | dict.fromkeys(PROXIES, "")
+USER_ENV: dict[str, str] = {"PATH": "/usr/local/bin:/usr/bin:/bin"} | dict.fromkeys(PROXIES, "")
 ENDS = re.compile(r"^(all \d+ command\(s\) ran|stopped after|cancelled|unavailable|ended: )")
 
 
@@ -56,18 +56,10 @@ def test_the_committed_marketplace_validates_with_no_warning(clone: Path) -> Non
 def test_a_clone_added_as_a_marketplace_installs_a_plugin_that_runs_a_chain_with_no_pip_step(
     clone: Path, tmp_path: Path
 ) -> None:
-    iso = Isolation.create(tmp_path)
+    iso = installed(clone, tmp_path)
     project = iso.root / "project"
-    project.mkdir()
-    with ModelServer() as model:
-        env = isolated_env(iso, model.url, extra_env=USER_ENV)
-        for argv in (["marketplace", "add", str(clone)], ["install", "slash-chain@slashkit"]):
-            added = subprocess.run(
-                [str(claude_path()), "plugin", *argv], cwd=project, env=env, capture_output=True, text=True
-            )
-            assert added.returncode == 0, added.stdout + added.stderr
-    [installed] = (iso.config_dir / "plugins" / "cache" / "slashkit" / "slash-chain").iterdir()
-    assert (installed / "slashkit" / "src").is_dir() and not (installed / "slashkit" / "src").is_symlink()
+    [copied] = (iso.config_dir / "plugins" / "cache" / "slashkit" / "slash-chain").iterdir()
+    assert (copied / "slashkit" / "src").is_dir() and not (copied / "slashkit" / "src").is_symlink()
 
     first = session(iso, project, timeout=900)
     assert first[0].startswith("slashkit: making its Python environment in "), first
@@ -79,11 +71,45 @@ def test_a_clone_added_as_a_marketplace_installs_a_plugin_that_runs_a_chain_with
     assert time.monotonic() - started < 60
 
 
-def session(iso: Isolation, project: Path, timeout: float) -> list[str]:
+def test_without_the_package_index_the_plugin_says_in_one_line_why_and_the_commands_run_as_typed(
+    clone: Path, tmp_path: Path
+) -> None:
+    iso = installed(clone, tmp_path)
+    # The offline isolation's proxies point at the model server, so pip cannot reach the index.
+    offline = {"PATH": USER_ENV["PATH"]}
+    first = session(iso, iso.root / "project", timeout=600, env=offline)
+    data = iso.config_dir / "plugins" / "data" / "slash-chain-slashkit"
+    assert first[0] == f"slashkit: making its Python environment in {data} (first use, a minute or two)"
+    assert re.fullmatch(
+        rf"unavailable: cannot make its Python environment in {re.escape(str(data))} \(ERROR: .+\); set "
+        r"SLASHKIT_PYTHON to a Python with slashkit; commands run as typed until it is back",
+        first[1],
+    ), first
+    assert len(first) == 2
+    # Nothing half made is left to be taken for an environment.
+    assert [p.name for p in data.iterdir() if p.name.startswith("python-")] == []
+
+
+def installed(clone: Path, tmp_path: Path) -> Isolation:
+    """An isolation in which the real claude plugin commands added the clone and installed slash-chain."""
+    iso = Isolation.create(tmp_path)
+    project = iso.root / "project"
+    project.mkdir()
+    with ModelServer() as model:
+        env = isolated_env(iso, model.url, extra_env=USER_ENV)
+        for argv in (["marketplace", "add", str(clone)], ["install", "slash-chain@slashkit"]):
+            added = subprocess.run(
+                [str(claude_path()), "plugin", *argv], cwd=project, env=env, capture_output=True, text=True
+            )
+            assert added.returncode == 0, added.stdout + added.stderr
+    return iso
+
+
+def session(iso: Isolation, project: Path, timeout: float, env: dict[str, str] = USER_ENV) -> list[str]:
     """Types a chain of local commands into a headless session with the installed plugins; its lines."""
     with (
         ModelServer() as model,
-        StreamingRun([], project, model=model, isolation=iso, extra_env=USER_ENV) as running,
+        StreamingRun([], project, model=model, isolation=iso, extra_env=env) as running,
     ):
         running.send("/context && /usage")
         ended = running.wait_until(lambda events: any(ENDS.match(line) for line in lines(events)), timeout=timeout)
