@@ -65,8 +65,9 @@ async function locate($: EngineInterface): Promise<readonly string[]> {
     timeoutMs: MAKE_TIMEOUT_MS,
   })
   if (made.exitCode !== 0) {
-    // pip's own reason is its last `ERROR:` line; what follows it is advice about pip itself.
-    const said = made.stderr.trim().split('\n')
+    // pip's own reason is its last `ERROR:` line (indented when a build step of its own failed); what follows it
+    // is advice about pip itself.
+    const said = made.stderr.split('\n').map(line => line.trim()).filter(line => line !== '')
     const why = said.filter(line => line.startsWith('ERROR:')).pop() ?? said.pop() ?? `exit ${String(made.exitCode)}`
     throw new Error(`cannot make its Python environment in ${data} (${why}); set SLASHKIT_PYTHON to a Python with slashkit`)
   }
