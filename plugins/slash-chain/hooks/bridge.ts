@@ -40,6 +40,7 @@ const FIND = 'if found=$(command -v "$2"); then echo "$found"; elif [ -x "$1" ];
 const MAKE = [
   'set -e',
   'tmp="$1.$$"',
+  'trap \'rm -rf "$tmp"\' EXIT', // nothing half made is left, whatever fails; once renamed, nothing is there
   'rm -rf "$tmp"',
   'python3 -m venv "$tmp"',
   '"$tmp/bin/python" -m pip install --quiet --disable-pip-version-check "$2"',
