@@ -12,15 +12,26 @@ if ! command -v tmux >/dev/null 2>&1; then
   else sudo apt-get update -qq && sudo apt-get install -y -qq tmux >/dev/null; fi
 fi
 
-# Python: a project venv with slashkit installed editable, plus the test tools.
-if [ ! -x "$ROOT/.venv/bin/python" ]; then
-  python3 -m venv "$ROOT/.venv"
-fi
-stamp="$ROOT/.venv/.slashkit-installed"
-if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
-  "$ROOT/.venv/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT[test]"
-  touch "$stamp"
-fi
+# Python: a project venv with slashkit installed editable, the SDK at the lowest version of its range, and the
+# test tools (the dependency group `test`, PEP 735, which pip reads from 25.1 on); and a second venv, the same
+# with the newest SDK the index served, which scripts/test runs the SDK's tests in again. Raise SDK_NEWEST when
+# the index serves a newer one and the suite passes on it.
+SDK_LOWEST="0.2.184"   # the lower bound of the `sdk` extra in pyproject.toml
+SDK_NEWEST="0.2.189"   # the newest on 2026-12-01 (`pip index versions claude-agent-sdk`)
+venv_with_sdk() {  # venv_with_sdk FOLDER SDK_VERSION
+  if [ ! -x "$1/bin/python" ]; then
+    python3 -m venv "$1"
+  fi
+  local stamp="$1/.slashkit-installed"
+  if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
+    "$1/bin/python" -m pip install -q --disable-pip-version-check "pip>=25.1"
+    (cd "$ROOT" && "$1/bin/python" -m pip install -q --disable-pip-version-check --group test \
+      -e "$ROOT[sdk]" "claude-agent-sdk==$2")
+    touch "$stamp"
+  fi
+}
+venv_with_sdk "$ROOT/.venv" "$SDK_LOWEST"
+venv_with_sdk "$ROOT/.venv-sdk-newest" "$SDK_NEWEST"
 # Bytecode for slashkit's own modules, which an editable install leaves uncompiled: the helper imports them on
 # the first chain of each session, and with PYTHONDONTWRITEBYTECODE set it would compile them every time (~10 ms
 # of that chain's wait, measured on CPython 3.11.7). Up-to-date files are skipped.

@@ -1,13 +1,17 @@
 """The `slashkit` command as a person meets it: help, clear errors, and what each subcommand prints."""
 
 import os
+import re
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.cli import main
+from slashkit.adapters.cli import EXIT_STATUS, main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def slashkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -19,8 +23,126 @@ def slashkit(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 def test_help_names_every_command_and_the_exit_statuses() -> None:
     shown = slashkit("--help")
     assert shown.returncode == 0
-    for word in ("run", "play", "claude-code", "exit status of `run`", 'slashkit run "/cost && /context && /usage"'):
+    named = ("run", "play", "claude-code", "opencode", "exit status:", 'slashkit run "/cost && /context && /usage"')
+    for word in named:
         assert word in shown.stdout
+
+
+def exit_statuses(help_text: str) -> dict[str, set[int]]:
+    """The exit statuses the help names for each command: `{"run": {0, 1, 2, 4}, ..., "every command": {130, 141}}`."""
+    block = help_text.split("exit status:\n", 1)[1].split("\n\n", 1)[0]
+    statuses: dict[str, set[int]] = {}
+    command = ""
+    for line in block.splitlines():
+        named = re.match(r"  (\S+(?: command)?)\s+(.*)", line)
+        if named:
+            command, line = named[1], named[2]
+        statuses.setdefault(command, set()).update(int(n) for n in re.findall(r"(?:^|; )(\d+) ", line.strip()))
+    return statuses
+
+
+def test_the_help_and_the_readme_name_the_same_exit_statuses() -> None:
+    assert EXIT_STATUS in slashkit("--help").stdout
+    assert EXIT_STATUS in (ROOT / "README.md").read_text()
+    assert exit_statuses(EXIT_STATUS + "\n") == {
+        "run": {0, 1, 2, 4},
+        "play": {0, 1, 2},
+        "claude-code": {0, 1, 2},
+        "opencode": {0, 1, 2},
+        "every command": {130, 141},
+    }
+
+
+#: A command line that ends with each status the help names, for the commands that need no Claude Code (`run`'s
+#: statuses are checked against the real CLI in tests/engine/test_sdk_cli.py).
+ENDS_WITH: dict[str, dict[int, list[str]]] = {
+    "play": {0: ["play", "/a || /b"], 1: ["play", "/a && /b", "--fail", "a"], 2: ["play", "hi"]},
+    "claude-code": {
+        0: ["claude-code", "marketplace", "--root", "{tmp}/root"],
+        1: ["claude-code", "marketplace", "--root", "/proc/nope"],
+        2: ["claude-code", "plugin-dir", "nope"],
+    },
+    "opencode": {
+        0: ["opencode", "install", "{tmp}"],
+        1: ["opencode", "install", "/proc/1"],
+        2: ["opencode", "install", "{tmp}", "--global"],
+    },
+}
+
+
+@pytest.mark.parametrize("command", sorted(ENDS_WITH))
+def test_each_exit_status_the_help_names_is_what_the_command_does(command: str, tmp_path: Path) -> None:
+    named = exit_statuses(slashkit("--help").stdout)
+    assert set(ENDS_WITH[command]) == named[command]
+    for status, args in ENDS_WITH[command].items():
+        ended = slashkit(*(a.replace("{tmp}", str(tmp_path)) for a in args))
+        assert ended.returncode == status, (args, ended.stderr)
+        assert "Traceback" not in ended.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run"],
+        ["play"],
+        ["claude-code"],
+        ["claude-code", "plugin-dir"],
+        ["claude-code", "marketplace"],
+        ["opencode"],
+        ["opencode", "install"],
+        ["opencode", "uninstall"],
+    ],
+)
+def test_every_subcommand_has_help_that_says_what_it_does(args: list[str]) -> None:
+    shown = slashkit(*args, "--help")
+    assert shown.returncode == 0
+    usage, described = shown.stdout.split("\n\n")[:2]
+    assert usage.startswith(f"usage: slashkit {' '.join(args)} ")
+    assert not described.startswith(("positional arguments:", "options:")) and len(described) > 40, shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "usage"),
+    [
+        (["play", "hi"], "usage: slashkit play "),
+        (["run", "cost", "--claude", "/bin/true"], "usage: slashkit run "),
+        (["opencode", "install", ".", "--global"], "usage: slashkit opencode install "),
+        (["opencode", "uninstall", "/nowhere/at/all"], "usage: slashkit opencode uninstall "),
+    ],
+)
+def test_a_usage_error_prints_the_usage_of_the_subcommand_it_is_about(args: list[str], usage: str) -> None:
+    refused = slashkit(*args)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(usage), refused.stderr
+
+
+def test_play_ends_as_a_shell_would_and_fail_makes_a_command_fail(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "/deploy prod || /rollback prod"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "ended: 1 succeeded, 0 failed, 1 skipped"
+    assert main(["play", "/deploy prod || /rollback prod", "--fail", "deploy"]) == 0
+    assert main(["play", "/test ; /deploy", "--fail", "deploy"]) == 1
+    assert main(["play", "/test", "--fail", "test"]) == 1
+
+
+def test_a_closed_output_ends_the_command_quietly_with_141(tmp_path: Path) -> None:
+    played = subprocess.Popen(
+        [sys.executable, "-m", "slashkit.adapters.cli", "play", "/a && /b && /c"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert played.stdout is not None and played.stderr is not None
+    played.stdout.close()  # `| head -1` that has read its line, before slashkit writes its first
+    assert (played.wait(timeout=30), played.stderr.read()) == (141, "")
+
+
+def test_run_refuses_what_it_cannot_pass_to_claude_code_after_the_double_dash() -> None:
+    refused = slashkit("run", "/cost", "--claude", "/bin/true", "--", "stray", "--max-turns", "3", "-x")
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines()[0].startswith("usage: slashkit run ")
+    assert refused.stderr.splitlines()[-1] == (
+        "slashkit run: error: Claude Code takes options after --, not 'stray' '-x'"
+    )
 
 
 def test_no_command_prints_the_help_and_fails() -> None:
@@ -54,8 +176,18 @@ def test_an_unknown_plugin_is_refused_with_the_choices() -> None:
     assert "invalid choice: 'nope' (choose from 'slash-chain', 'self-command')" in refused.stderr
 
 
-def test_run_without_a_claude_cli_says_how_to_get_one(tmp_path: Path) -> None:
-    refused = slashkit("run", "/cost && /context", env={"PATH": str(tmp_path), "HOME": str(tmp_path)})
+def test_run_without_a_claude_cli_or_a_bundled_one_says_how_to_get_one(tmp_path: Path) -> None:
+    # An SDK wheel for a platform it bundles no CLI for.
+    unbundled = (
+        "import sys; from slashkit.adapters.sdk import bundled; bundled.cli = lambda: None; "
+        "from slashkit.adapters.cli import main; sys.exit(main())"
+    )
+    refused = subprocess.run(
+        [sys.executable, "-c", unbundled, "run", "/cost && /context"],
+        capture_output=True,
+        text=True,
+        env={"PATH": str(tmp_path), "HOME": str(tmp_path)},
+    )
     assert refused.returncode == 2
     assert "no Claude Code CLI: install @anthropic-ai/claude-code, or pass --claude PATH" in refused.stderr
 
@@ -155,3 +287,61 @@ def test_run_without_the_sdk_extra_says_how_to_get_it(tmp_path: Path) -> None:
     )
     assert refused.returncode == 2
     assert "run needs the Claude Agent SDK: pip install 'slashkit[sdk]'" in refused.stderr
+
+
+@pytest.mark.parametrize("linked", ["plugins/slash-chain", "plugins/slash-chain/hooks", "plugins"])
+def test_laying_out_refuses_a_folder_that_is_a_link_and_writes_nothing(tmp_path: Path, linked: str) -> None:
+    # A marketplace root may be shared or checked out; a link at one of its folders would be written through.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "host.ts").write_text("// the user's own file\n")
+    root = tmp_path / "root"
+    (root / linked).parent.mkdir(parents=True)
+    (root / linked).symlink_to(elsewhere)
+    for what in (["marketplace"], ["plugin-dir", "self-command"]):
+        refused = slashkit("claude-code", *what, "--root", str(root))
+        assert (refused.returncode, refused.stdout) == (1, "")
+        assert refused.stderr == (
+            f"slashkit claude-code {what[0]}: error: cannot write {root / linked}: "
+            "a symbolic link, which slashkit does not follow (remove it yourself)\n"
+        )
+        assert [p.name for p in elsewhere.iterdir()] == ["host.ts"]
+        assert not (root / ".claude-plugin").exists()
+
+
+def not_utf8_python(tmp_path: Path) -> Path:
+    """This interpreter under a name that is not UTF-8 (`py\\xff`), as a file system may hold one."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    python = Path(os.fsdecode(bytes(folder) + b"/py\xff"))
+    python.symlink_to(sys.executable)
+    return python
+
+
+@pytest.mark.parametrize(
+    ("args", "written"),
+    [
+        (["claude-code", "marketplace", "--root", "{tmp}/root"], "root"),
+        (["claude-code", "plugin-dir", "slash-chain", "--root", "{tmp}/root"], "root"),
+        (["opencode", "install", "{tmp}/project", "--this-python"], "project/.opencode"),
+    ],
+)
+def test_an_interpreter_path_that_is_not_utf8_is_one_line_and_nothing_half_written(
+    tmp_path: Path, args: list[str], written: str
+) -> None:
+    (tmp_path / "project").mkdir()
+    python = not_utf8_python(tmp_path)
+    # The interpreter runs from a folder that is no venv, so it finds slashkit and its dependencies by path.
+    paths = [str(ROOT / "src" / "core"), str(ROOT / "src" / "adapters"), sysconfig.get_paths()["purelib"]]
+    refused = subprocess.run(
+        [python, "-m", "slashkit.adapters.cli", *(a.replace("{tmp}", str(tmp_path)) for a in args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+    )
+    assert (refused.returncode, refused.stdout) == (1, ""), refused.stderr
+    assert refused.stderr == (
+        f"slashkit {' '.join(args[:2])}: error: the interpreter's path is not UTF-8, so no plugin can start it: "
+        f"{str(python)!r}\n"
+    )
+    assert not (tmp_path / written).exists()

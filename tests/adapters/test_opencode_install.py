@@ -189,8 +189,32 @@ def test_uninstall_removes_links_at_the_plugins_files_not_the_files_they_point_a
     (plugins / "slashkit" / "host.ts").symlink_to(tmp_path / "gone")  # a link to nothing is removed too
     shown = slashkit("opencode", "uninstall", str(project))
     assert shown.returncode == 0, shown.stderr
-    assert list(plugins.iterdir()) == []
+    assert list(project.iterdir()) == []
     assert victim.read_text() == "the user's own file\n"
+
+
+def test_uninstall_removes_the_folders_install_made_and_nothing_else(tmp_path: Path) -> None:
+    fresh, mine = tmp_path / "fresh", tmp_path / "mine"
+    for project in (fresh, mine):
+        project.mkdir()
+    (mine / ".opencode").mkdir()
+    (mine / ".opencode" / "opencode.json").write_text("{}\n")
+    for project in (fresh, mine):
+        assert slashkit("opencode", "install", str(project)).returncode == 0
+        shown = slashkit("opencode", "uninstall", str(project))
+        assert shown.returncode == 0, shown.stderr
+    assert list(fresh.iterdir()) == []
+    assert [p.name for p in (mine / ".opencode").iterdir()] == ["opencode.json"]
+
+
+def test_install_takes_a_project_or_global_not_both(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    refused = slashkit("opencode", "install", str(tmp_path), "--global", env=env)
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines()[-1] == (
+        "slashkit opencode install: error: takes a PROJECT_DIR or --global, not both"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_install_that_fails_leaves_no_temporary_file(tmp_path: Path) -> None:
@@ -212,3 +236,20 @@ def test_a_relative_xdg_config_home_is_ignored_as_the_xdg_spec_asks(tmp_path: Pa
     assert shown.returncode == 0, shown.stderr
     assert (tmp_path / "home" / ".config" / "opencode" / "plugins" / "slashkit.ts").is_file()
     assert not (tmp_path / "rel").exists()
+
+
+def test_the_installed_files_name_no_path_of_this_machine_so_a_team_can_commit_them(tmp_path: Path) -> None:
+    shown = slashkit("opencode", "install", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    written = {p: p.read_text() for p in (tmp_path / ".opencode").rglob("*.ts")}
+    assert len(written) == 4
+    assert "export const PYTHON = null\n" in written[tmp_path / ".opencode" / "plugins" / "slashkit" / "host.ts"]
+    machine = (sys.prefix, sys.base_prefix, os.path.realpath(sys.executable), str(tmp_path))
+    assert [str(p) for p, text in written.items() if any(m in text for m in machine)] == []
+
+
+def test_this_python_names_this_interpreter_for_this_machine_only(tmp_path: Path) -> None:
+    shown = slashkit("opencode", "install", str(tmp_path), "--this-python")
+    assert shown.returncode == 0, shown.stderr
+    host = (tmp_path / ".opencode" / "plugins" / "slashkit" / "host.ts").read_text()
+    assert f"export const PYTHON = {json.dumps(sys.executable)}\n" in host

@@ -1,6 +1,7 @@
 """slashkit's opencode plugin in the real opencode 1.18.33 (`opencode serve`, offline, a scripted model): each
 chain as the person sees it (the transcript lines the model never sees) and as the model is handed it."""
 
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -487,3 +488,25 @@ def test_a_session_made_before_opencode_started_is_still_the_persons(tmp_path: P
             assert [r.kind for r in model.requests if r.kind != "title"] == ["main", "summary", "main"]
             assert [r.last_user_text() for r in model.main_requests] == ["Greet Bob warmly.", "Greet Carol warmly."]
             assert server.ignored_lines(session)[-1] == "all 2 command(s) ran"
+
+
+@pytest.mark.parametrize("helper_on_path", [True, False])
+def test_a_plugin_that_names_no_interpreter_starts_slashkit_helper_from_path(
+    tmp_path: Path, helper_on_path: bool
+) -> None:
+    # What `slashkit opencode install` writes by default, for a team to commit.
+    folders = [os.path.dirname(sys.executable)] if helper_on_path else []
+    with OpenAIServer([text("Hello Bob"), text("Hello Carol")]) as model:
+        project = write_project(tmp_path / "project", model.url, COMMANDS)
+        install(config_dir(project), None)
+        env = {"PATH": os.pathsep.join([*folders, "/usr/bin", "/bin"])}
+        with OpencodeServer(project, tmp_path, env_extra=env) as server:
+            run = Run(server, model)
+            run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+            run.quiet()
+            lines = run.lines()
+    if helper_on_path:
+        assert lines == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
+    else:
+        why = "no slashkit-helper on PATH: install slashkit there, or set SLASHKIT_PYTHON to a Python with it"
+        assert lines == [unavailable(why)]

@@ -1,14 +1,21 @@
 """`slashkit run` on the SDK host as a person runs it: the real Claude Code 2.1.328, offline, a scripted model."""
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from slashkit.adapters.sdk import bundled
 from slashkit.core.texts import FAIL_TOOL_ID
+from tests.adapters.test_cli import exit_statuses
 from tests.support.claude_cli import Isolation, claude_path, cli_available, isolated_env
 from tests.support.model_server import ModelServer, text, tool_use
 from tests.support.sdk_session import project
@@ -19,11 +26,47 @@ pytestmark = [
 ]
 
 
-def slashkit_run(tmp: Path, model: ModelServer, *args: str) -> subprocess.CompletedProcess[str]:
+def run_command(tmp: Path, model: ModelServer, *args: str) -> tuple[list[str], dict[str, str]]:
+    """`slashkit run ARGS` in a fresh isolation with the pinned CLI, and its environment."""
     iso = Isolation.create(tmp)
     env = {**isolated_env(iso, model.url), "SLASHKIT_CLAUDE": str(claude_path())}
-    command = [sys.executable, "-m", "slashkit.adapters.cli", "run", "--cwd", str(project(iso.root)), *args]
+    return [sys.executable, "-m", "slashkit.adapters.cli", "run", "--cwd", str(project(iso.root)), *args], env
+
+
+def slashkit_run(tmp: Path, model: ModelServer, *args: str) -> subprocess.CompletedProcess[str]:
+    command, env = run_command(tmp, model, *args)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` now."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def gone(pids: Sequence[int] | set[int], within: float = 10.0) -> bool:
+    """Tells whether every one of `pids` has ended (a zombie counts as ended) within `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if Path(f"/proc/{p}").exists() and "Z" not in _state(p)]
+        if not alive:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
 
 
 def test_run_prints_each_steps_line_then_its_output_and_exits_by_how_the_chain_ended(tmp_path: Path) -> None:
@@ -149,3 +192,90 @@ def test_run_says_when_claude_code_cannot_start(tmp_path: Path) -> None:
     assert ran.returncode == 4, ran.stderr
     assert "slashkit: Claude Code ended first" in ran.stderr
     assert json.loads(ran.stdout.splitlines()[-1]) == {"event": "outcome", "outcome": "exited", "exit": 4}
+
+
+def test_a_command_alone_that_the_session_does_not_know_fails_at_once(tmp_path: Path) -> None:
+    with ModelServer() as model:
+        started = time.monotonic()
+        ran = slashkit_run(tmp_path, model, "/nosuchcmd", "--timeout", "60")
+        took = time.monotonic() - started
+    assert (ran.returncode, ran.stdout) == (1, ""), ran.stderr
+    assert ran.stderr.splitlines()[-1] == "slashkit: /nosuchcmd failed: Unknown command: /nosuchcmd"
+    assert took < 30 and model.main_requests == []
+
+
+def test_run_shows_claude_codes_own_error_when_it_ends_first(tmp_path: Path) -> None:
+    with ModelServer() as model:
+        ran = slashkit_run(tmp_path, model, "/cost", "--", "--bogus-flag")
+    assert ran.returncode == 4
+    said = [line for line in ran.stderr.splitlines() if line.startswith("slashkit: Claude Code said: ")]
+    assert any("--bogus-flag" in line for line in said), ran.stderr
+
+
+def test_without_claude_on_path_run_uses_the_cli_the_sdk_bundles_and_says_which(tmp_path: Path) -> None:
+    found = bundled.cli()
+    assert found is not None
+    with ModelServer() as model:
+        command, env = run_command(tmp_path, model, "/cost && /context")
+        env = {k: v for k, v in env.items() if k != "SLASHKIT_CLAUDE"} | {"PATH": "/usr/bin:/bin"}
+        ran = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr.splitlines()[0] == (
+        f"slashkit: no claude on PATH; running the Claude Code {found.version} {found.by}"
+    )
+    assert ran.stdout.splitlines()[-1] == "all 2 command(s) ran"
+
+
+def test_a_closed_output_ends_run_quietly_with_141_and_nothing_left_running(tmp_path: Path) -> None:
+    with ModelServer() as model:
+        command, env = run_command(tmp_path, model, "/cost && /context && /usage")
+        running = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert running.stdout is not None and running.stderr is not None
+        assert running.stdout.readline() == "1/3: /cost\n"  # `| head -1`
+        started = children(running.pid)
+        running.stdout.close()
+        status = running.wait(timeout=60)
+        said = running.stderr.read()
+    assert (status, said) == (141, "")
+    assert started and gone(started)
+
+
+def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path: Path) -> None:
+    hold = threading.Event()
+    with ModelServer([text("Hello Bob!", hold=hold)]) as model:
+        command, env = run_command(tmp_path, model, "/greet Bob && /cost")
+        running = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert running.stdout is not None and running.stderr is not None
+        assert running.stdout.readline() == "1/2: /greet Bob\n"
+        deadline = time.monotonic() + 60
+        while not model.main_requests and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started = children(running.pid)
+        os.kill(running.pid, signal.SIGINT)
+        status = running.wait(timeout=60)
+        said = running.stderr.read()
+        hold.set()
+    assert status == 130, said
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said
+    assert started and gone(started)
+
+
+def test_each_exit_status_the_help_names_for_run_is_what_run_does(tmp_path: Path) -> None:
+    help_text = subprocess.run(
+        [sys.executable, "-m", "slashkit.adapters.cli", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    broken = tmp_path / "claude"
+    broken.write_text("#!/bin/sh\nexit 7\n")
+    broken.chmod(0o755)
+    ends_with = {
+        0: ["/cost"],
+        1: ["/context && /nosuch"],
+        2: ["cost"],
+        4: ["/cost", "--claude", str(broken)],
+    }
+    assert set(ends_with) == exit_statuses(help_text)["run"]
+    with ModelServer() as model:
+        for status, args in ends_with.items():
+            ran = slashkit_run(tmp_path / str(status), model, *args)
+            assert ran.returncode == status, (args, ran.stderr)
+            assert "Traceback" not in ran.stderr

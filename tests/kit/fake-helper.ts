@@ -18,8 +18,8 @@ export function socket(n: number): string {
 }
 /** Leads the stdout line that carries each request body the plugin sent. */
 export const WIRE_MARK = 'slashkit-wire '
-export const EVENT_URL = `http://slashkit${EVENT_PATH}`
-export const EXIT_URL = `http://slashkit${EXIT_PATH}`
+export const EVENT_URL = `http://localhost${EVENT_PATH}`
+export const EXIT_URL = `http://localhost${EXIT_PATH}`
 /** The interpreter arguments a laid-out plugin starts, and how long it waits (slashkit.adapters.claude_code.plugins). */
 export { ANSWER_TIMEOUT_MS, HELPER_ARGS, START_TIMEOUT_MS } from '../hooks/host.js'
 

@@ -412,6 +412,8 @@ test('prepare() starts the helper before the event is sent, once', async () => {
   const f = new Fake()
   prepare(f.host)
   prepare(f.host)
+  // The spawn waits for the helper's argv (`Host.locate`, or `argv` at once), so it comes a turn later.
+  await new Promise(resolve => setImmediate(resolve))
   assert.equal(f.children.length, 1)
   assert.deepEqual(f.requests, [])
   await ask(f.host, 'ChainTyped', typed)

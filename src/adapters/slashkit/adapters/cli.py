@@ -8,14 +8,29 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Final
 
+from slashkit.adapters import __version__
 from slashkit.adapters.claude_code import plugins
-from slashkit.adapters.memory import Local, MemoryHost, Prompt, host
+from slashkit.adapters.memory import Local, MemoryHost, Prompt, Throws, host
 from slashkit.adapters.opencode import install as opencode
 
-_EPILOG = """\
-exit status of `run`: 0 every step ran (or a single command ran alone), 1 the chain stopped or was
-cancelled, 4 Claude Code could not start or exited first, or the timeout passed, 2 bad usage.
+#: What each command's exit status means; README.md, "Exit status", holds the same block, and
+#: tests/adapters/test_cli.py runs each command to each status.
+EXIT_STATUS = """\
+exit status:
+  run           0 the chain ended with success as its last status, as a shell's $?, or a command
+                  alone ran; 1 the chain ended with a failure or was cancelled, or the command alone
+                  failed; 2 bad usage; 4 Claude Code could not start or exited first, or the timeout
+                  passed
+  play          0 the chain ended with success as its last status, or a command alone ran; 1 it ended
+                  with a failure, or the command alone failed; 2 bad usage
+  claude-code   0 done; 1 a file or folder could not be written; 2 bad usage
+  opencode      0 done; 1 a file or folder could not be written or removed; 2 bad usage
+  every command 130 interrupted (Ctrl-C); 141 its output was closed (| head)"""
+
+_EPILOG = f"""\
+{EXIT_STATUS}
 
 examples:
   slashkit run "/cost && /context && /usage"
@@ -24,31 +39,48 @@ examples:
   claude --plugin-dir "$(slashkit claude-code plugin-dir slash-chain)"
   claude plugin marketplace add "$(slashkit claude-code marketplace)"
   slashkit opencode install          (then start opencode in this project)
-  slashkit play "/review x && /test && /deploy" --prompt review"""
+  slashkit play "/review x && /test || /rollback" --prompt review --fail test"""
+#: The status of a command interrupted by the person (Ctrl-C), and of one whose output was closed (`| head`): 128
+#: and the signal's number, as a shell reports a process that signal ended.
+INTERRUPTED: Final = 130
+OUTPUT_CLOSED: Final = 141
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the command line; returns the exit status."""
+    """Runs the command line; returns the exit status. Ctrl-C and a closed output end it quietly, no traceback."""
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        return INTERRUPTED
+    except BrokenPipeError:
+        # Whatever is still buffered for the closed pipe goes nowhere, so the interpreter's exit does not fail on it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OUTPUT_CLOSED
+
+
+def _main(given: list[str]) -> int:
     parser = _parser()
-    given = list(sys.argv[1:] if argv is None else argv)
     # Everything after `--` goes to Claude Code as it is.
     ours, claude_args = (given[: given.index("--")], given[given.index("--") + 1 :]) if "--" in given else (given, [])
     args = parser.parse_args(ours)
+    if claude_args and args.command != "run":
+        args.usage.error("only run passes options after -- (to Claude Code)")
     match args.command:
         case "run":
-            return _run(parser, args, claude_args)
+            return _run(args.usage, args, claude_args)
         case "play":
-            return _play(args)
+            return _play(args.usage, args)
         case "claude-code":
             return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _claude_code(args))
         case "opencode":
-            return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _opencode(parser, args))
+            return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _opencode(args.usage, args))
     parser.print_help()
     return 2
 
 
 def _writing(prog: str, write: Callable[[], int]) -> int:
-    """Runs a command that writes files; a folder it cannot write is one line on stderr and exit 1, no traceback.
+    """Runs a command that writes files; a folder it cannot write, or an interpreter it cannot name (a path that is
+    not UTF-8), is one line on stderr and exit 1, no traceback.
 
     The line has argparse's shape (`prog: error: ...`), as the CLI's usage errors do, without their usage line:
     the arguments were well formed, and the file system refused them.
@@ -57,7 +89,9 @@ def _writing(prog: str, write: Callable[[], int]) -> int:
         return write()
     except OSError as refused:
         print(f"{prog}: error: {_os_why(refused)}", file=sys.stderr)
-        return 1
+    except ValueError as refused:
+        print(f"{prog}: error: {refused}", file=sys.stderr)
+    return 1
 
 
 def _os_why(error: OSError) -> str:
@@ -100,17 +134,24 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"slashkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = commands.add_parser(
+    run = _command(
+        commands,
         "run",
         help="run a chain in a Claude Code session (Agent SDK) and print each step and its output",
-        description="Runs a chain in a Claude Code session on the Agent SDK: each step's line, then its output "
-        "(the command's text or the model's answer) as it comes. Options after `--` go to Claude Code.",
+        description="Runs a chain in a fresh Claude Code session on the Agent SDK and prints each step's line, "
+        "then its output (the command's text or the model's answer) as it comes. Options after `--` go to Claude "
+        "Code as they are. Without `claude` on PATH, the Claude Code the SDK bundles runs, and a line says which.",
+        epilog='example: slashkit run "/review the diff && /test" --model sonnet -- --max-turns 5',
     )
-    run.add_argument("chain", help='the commands, as typed: "/a x && /b y"')
+    run.add_argument("chain", help='the commands, as typed: "/a x && /b y", or one command alone')
     run.add_argument("--cwd", default=".", help="the project folder the session runs in (default: here)")
-    run.add_argument("--claude", help="the Claude Code CLI (default: $SLASHKIT_CLAUDE, else `claude` on PATH)")
+    run.add_argument(
+        "--claude",
+        help="the Claude Code CLI (default: $SLASHKIT_CLAUDE, else `claude` on PATH, else the one the SDK bundles)",
+    )
     run.add_argument(
         "--timeout", type=_seconds, default=600.0, help="give up after this many seconds, above 0 (default 600)"
     )
@@ -128,7 +169,14 @@ def _parser() -> argparse.ArgumentParser:
         help='tools allowed without asking, comma-separated: "Read,Bash(git:*)"',
     )
 
-    play = commands.add_parser("play", help="play a chain through the in-memory host (no Claude Code needed)")
+    play = _command(
+        commands,
+        "play",
+        help="play a chain through the in-memory host (no Claude Code needed)",
+        description="Plays a chain through slashkit's in-memory host and prints the lines a person would see. "
+        "Every command named in the chain runs and returns at once, unless --prompt or --fail says otherwise.",
+        epilog='example: slashkit play "/review x && /test || /rollback" --prompt review --fail test',
+    )
     play.add_argument("chain", help='the commands, as typed: "/a x && /b y"')
     play.add_argument(
         "--prompt",
@@ -137,35 +185,96 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="treat /NAME as a command that hands the model a prompt whose turn ends with an answer",
     )
+    play.add_argument(
+        "--fail", action="append", default=[], metavar="NAME", help="treat /NAME as a command that fails"
+    )
 
-    code = commands.add_parser("claude-code", help="lay out the Claude Code plugins and print where they are")
+    code = _command(
+        commands,
+        "claude-code",
+        help="lay out the Claude Code plugins and print where they are",
+        description="Lays out slashkit's Claude Code marketplace (the slash-chain and self-command plugins), "
+        "naming this interpreter as the helper's Python, and prints where it is.",
+    )
     what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
-    one = what.add_parser("plugin-dir", help="print one plugin's folder, for claude --plugin-dir")
-    one.add_argument("name", choices=plugins.PLUGINS)
-    market = what.add_parser("marketplace", help="print the marketplace folder, for claude plugin marketplace add")
+    one = _command(
+        what,
+        "plugin-dir",
+        help="print one plugin's folder, for claude --plugin-dir",
+        description="Lays out the marketplace and prints one plugin's folder, to load for one session: "
+        'claude --plugin-dir "$(slashkit claude-code plugin-dir slash-chain)"',
+    )
+    one.add_argument("name", choices=plugins.PLUGINS, help="the plugin")
+    market = _command(
+        what,
+        "marketplace",
+        help="print the marketplace folder, for claude plugin marketplace add",
+        description="Lays out the marketplace and prints its folder, to install from for good: "
+        'claude plugin marketplace add "$(slashkit claude-code marketplace)"; '
+        "claude plugin install slash-chain@slashkit",
+    )
     for sub in (one, market):
         sub.add_argument("--root", help="lay out here instead of under $XDG_DATA_HOME/slashkit")
     _opencode_parser(commands)
     return parser
 
 
+def _command(
+    commands: "argparse._SubParsersAction[argparse.ArgumentParser]",
+    name: str,
+    *,
+    help: str,
+    description: str,
+    epilog: str | None = None,
+) -> argparse.ArgumentParser:
+    """A subcommand whose usage errors print its own usage (`args.usage.error`)."""
+    sub = commands.add_parser(name, help=help, description=description, epilog=epilog)
+    sub.set_defaults(usage=sub)
+    return sub
+
+
 def _opencode_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    code = commands.add_parser("opencode", help="put the slash-chain plugin where opencode loads it, or take it out")
+    code = _command(
+        commands,
+        "opencode",
+        help="put the slash-chain plugin where opencode loads it, or take it out",
+        description="Puts slashkit's opencode plugin in a project's .opencode/plugins (or, with --global, the "
+        "user's opencode config), or takes it out.",
+    )
     what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
-    put = what.add_parser("install", help="install the plugin for a project (default: here), or --global")
-    out = what.add_parser("uninstall", help="take the plugin out of a project (default: here), or --global")
+    put = _command(
+        what,
+        "install",
+        help="install the plugin for a project (default: here), or --global",
+        description="Writes the plugin into PROJECT_DIR/.opencode/plugins, or with --global into "
+        "$XDG_CONFIG_HOME/opencode/plugins; a second run changes nothing. The files name no path of this machine, "
+        "so a team can commit them: the plugin starts $SLASHKIT_PYTHON, else slashkit-helper on PATH.",
+    )
+    put.add_argument(
+        "--this-python",
+        action="store_true",
+        help="name this interpreter in the plugin instead, for this machine only (not to commit)",
+    )
+    out = _command(
+        what,
+        "uninstall",
+        help="take the plugin out of a project (default: here), or --global",
+        description="Removes the plugin's files, and the folders install made once they are empty; nothing else.",
+    )
     for sub in (put, out):
-        sub.add_argument("project", nargs="?", default=".", metavar="PROJECT_DIR", help="the project folder")
+        sub.add_argument("project", nargs="?", metavar="PROJECT_DIR", help="the project folder (default: here)")
         sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's opencode config")
 
 
-def _opencode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    project = None if args.everywhere else Path(args.project)
+def _opencode(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.everywhere and args.project is not None:
+        usage.error("takes a PROJECT_DIR or --global, not both")
+    project = None if args.everywhere else Path(args.project or ".")
     if project is not None and not project.is_dir():
-        parser.error(f"{project} is not a folder")
+        usage.error(f"{project} is not a folder")
     target = opencode.config_dir(project)
     if args.what == "install":
-        paths = opencode.install(target)
+        paths = opencode.install(target, sys.executable if args.this_python else None)
         print(f"slashkit plugin {'installed' if paths else 'already up to date'} in {target / 'plugins'}")
     else:
         paths = opencode.uninstall(target)
@@ -175,25 +284,32 @@ def _opencode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, claude_args: Sequence[str]) -> int:
-    claude = args.claude or os.environ.get("SLASHKIT_CLAUDE") or shutil.which("claude")
-    if claude is None:
-        parser.error("no Claude Code CLI: install @anthropic-ai/claude-code, or pass --claude PATH")
+def _run(usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: Sequence[str]) -> int:
     cwd = Path(args.cwd)
     if not cwd.is_dir():
-        parser.error(f"--cwd {cwd} is not a folder")
+        usage.error(f"--cwd {cwd} is not a folder")
     if not args.chain.startswith("/"):
-        parser.error(f"a chain starts with a slash command, as typed: {args.chain[:200]!r}")
+        usage.error(f"a chain starts with a slash command, as typed: {args.chain[:200]!r}")
     # The SDK's import costs ~0.7 s (measured on claude-agent-sdk 0.2.184): only `run` pays it.
     try:
-        from slashkit.adapters.sdk import terminal
+        from slashkit.adapters.sdk import bundled, terminal
         from slashkit.adapters.sdk.session import MAX_TYPED
     except ModuleNotFoundError as missing:
         if missing.name != "claude_agent_sdk":
             raise
-        parser.error("run needs the Claude Agent SDK: pip install 'slashkit[sdk]'")
+        usage.error("run needs the Claude Agent SDK: pip install 'slashkit[sdk]'")
     if len(args.chain) > MAX_TYPED:
-        parser.error(f"a chain holds at most {MAX_TYPED:,} characters, not {len(args.chain):,}")
+        usage.error(f"a chain holds at most {MAX_TYPED:,} characters, not {len(args.chain):,}")
+    refused = terminal.refused_args(claude_args)
+    if refused:
+        usage.error(f"Claude Code takes options after --, not {' '.join(map(repr, refused))}")
+    claude = args.claude or os.environ.get("SLASHKIT_CLAUDE") or shutil.which("claude")
+    if claude is None:
+        found = bundled.cli()
+        if found is None:
+            usage.error("no Claude Code CLI: install @anthropic-ai/claude-code, or pass --claude PATH")
+        claude = str(found.path)
+        print(f"slashkit: no claude on PATH; running the Claude Code {found.version} {found.by}", file=sys.stderr)
 
     settings = terminal.Settings(
         chain=args.chain,
@@ -209,8 +325,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, claude_args:
     return terminal.run(settings)
 
 
-def _play(args: argparse.Namespace) -> int:
-    session = _playground(args.chain, set(args.prompt))
+def _play(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if not args.chain.startswith("/"):
+        usage.error(f"a chain starts with a slash command, as typed: {args.chain!r}")
+    session = _playground(args.chain, set(args.prompt), set(args.fail))
     session.type(args.chain)
     while session.chains.state.running is not None:
         before = len(session.ui.lines)
@@ -219,12 +337,21 @@ def _play(args: argparse.Namespace) -> int:
             break
     for line in session.ui.lines:
         print(line)
-    return 0 if session.ui.lines and session.ui.lines[-1].startswith("all ") else 1
+    if session.outcomes:
+        return 0 if session.outcomes[-1].ended_well else 1
+    # A command alone: no chain, no line; its status is its own.
+    return 1 if args.chain[1:].split(" ", 1)[0] in args.fail else 0
 
 
-def _playground(chain: str, prompts: set[str]) -> MemoryHost:
+def _playground(chain: str, prompts: set[str], fails: set[str]) -> MemoryHost:
     names = [word[1:] for word in chain.split() if word.startswith("/") and len(word) > 1]
-    return host(**{name: Prompt(f"do {name}") if name in prompts else Local() for name in names})
+    return host(**{name: _played(name, prompts, fails) for name in names})
+
+
+def _played(name: str, prompts: set[str], fails: set[str]) -> Local | Prompt | Throws:
+    if name in fails:
+        return Throws("--fail said so")
+    return Prompt(f"do {name}") if name in prompts else Local()
 
 
 if __name__ == "__main__":

@@ -30,6 +30,12 @@ export type Reply =
 export type Host = {
   /** The interpreter and arguments that start the helper (`-m slashkit.adapters.bridge.helper`). */
   readonly argv: readonly string[]
+  /**
+   * Finds the helper's argv in place of `argv`, once per helper started, however long that takes (a Python
+   * environment made on first use): the start timeout counts from when it resolved. A rejection is the reason
+   * the helper is unavailable.
+   */
+  readonly locate?: () => Promise<readonly string[]>
   /** How long the helper may take to say READY, and to answer one event. */
   readonly startTimeoutMs: number
   readonly answerTimeoutMs: number
@@ -73,7 +79,7 @@ export type Host = {
  */
 export type Answer = { reply: Reply | null; at: number; from: Helper } | undefined
 
-type Helper = { socket: Promise<string>; stop: AbortController }
+type Helper = { socket: Promise<string>; stop: AbortController; argv: Promise<readonly string[]> }
 
 /** The longest line searched for `READY <socket path>`: a unix socket's path is at most 108 bytes. */
 const MAX_READY_LINE = 4096
@@ -165,6 +171,7 @@ export async function ask(host: Host, event: string, e: unknown): Promise<Answer
 }
 
 async function send(host: Host, current: Helper, seq: number, event: string, e: unknown): Promise<WireAnswer> {
+  await current.argv
   const socketPath = await within(host, current.socket, host.startTimeoutMs, 'the helper did not start')
   const request = host.post(socketPath, EVENT_PATH, JSON.stringify({ v: VERSION, seq, event, e }))
   const response = await within(host, request, host.answerTimeoutMs, `the helper did not answer ${event}`)
@@ -295,7 +302,9 @@ function start(host: Host): Helper {
     fail = reject
   })
   socket.catch(() => undefined)
-  const started: Helper = { socket, stop: new AbortController() }
+  const argv = host.locate?.() ?? Promise.resolve(host.argv)
+  argv.catch(() => undefined)
+  const started: Helper = { socket, stop: new AbortController(), argv }
   const l = linkOf(host)
   l.helper = started
   l.sent = 0
@@ -310,7 +319,7 @@ async function watch(host: Host, mine: Helper, ready: (path: string) => void, fa
   let why: string
   try {
     why = await host.spawn(
-      host.argv,
+      await mine.argv,
       text => {
         if (said) return // the helper writes nothing after READY: whatever comes is not kept
         out += text

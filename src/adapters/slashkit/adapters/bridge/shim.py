@@ -18,6 +18,8 @@ from slashkit.core.chain_machine import STEP_OUTPUT
 
 #: The module a shim runs with the interpreter slashkit is installed in: `python -m HELPER_MODULE`.
 HELPER_MODULE: Final = "slashkit.adapters.bridge.helper"
+#: The helper's command that installing slashkit puts beside `slashkit` (pyproject.toml, `[project.scripts]`).
+HELPER_SCRIPT: Final = "slashkit-helper"
 #: A helper that has not said READY by then is taken as unavailable (a cold start measured ~0.1-0.3 s).
 START_TIMEOUT_MS: Final = 5000
 #: Longest wait for one answer; whoami, the slowest thing the helper does, gives up after 2 s.
@@ -26,15 +28,25 @@ ANSWER_TIMEOUT_MS: Final = 3000
 CLIENT_FILES: Final = ("client.ts", "wire.ts")
 
 
-def helper_facts(python: str, fail_tool: str | None = None, host: str | None = None) -> dict[str, object]:
-    """The facts the bridge's client needs before Python runs: which interpreter, which module with which
-    arguments (the fail tool's name, for a host that gives the model the tool under another name than Claude
-    Code's; the host, when it is not Claude Code), how long to wait."""
+def helper_facts(python: str | None, fail_tool: str | None = None, host: str | None = None) -> dict[str, object]:
+    """The facts the bridge's client needs before Python runs: which interpreter (None when the shim finds one
+    itself), which module with which arguments (the fail tool's name, for a host that gives the model the tool
+    under another name than Claude Code's; the host, when it is not Claude Code), the command that starts the
+    helper from PATH, how long to wait. An interpreter whose path is not UTF-8 is a ValueError."""
+    if python is not None:
+        try:
+            python.encode()
+        except UnicodeEncodeError:
+            # A name the file system took as bytes (os.fsdecode): a generated module is UTF-8 text, so no host
+            # could be told where it is.
+            raise ValueError(f"the interpreter's path is not UTF-8, so no plugin can start it: {python!r}") from None
     options = [] if fail_tool is None else [FAIL_TOOL_OPTION, fail_tool]
     options += [] if host is None else [HOST_OPTION, host]
     return {
         "PYTHON": python,
         "HELPER_ARGS": ["-m", HELPER_MODULE, *options],
+        "HELPER_SCRIPT": HELPER_SCRIPT,
+        "HELPER_OPTIONS": options,
         "START_TIMEOUT_MS": START_TIMEOUT_MS,
         "ANSWER_TIMEOUT_MS": ANSWER_TIMEOUT_MS,
     }

@@ -3,23 +3,35 @@ interpreter they start and the texts they register, generated from the core so n
 
 import hashlib
 import json
+import os
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge.shim import client_files, helper_facts, typescript_constants, write_file, xdg_home
+from slashkit.adapters import __version__
+from slashkit.adapters.bridge.shim import (
+    client_files,
+    helper_facts,
+    refuse_link,
+    typescript_constants,
+    write_file,
+    xdg_home,
+)
 from slashkit.core import texts
 from slashkit.core.chain_session import ENABLED_KEY
 
 MARKETPLACE: Final = "slashkit"
 PLUGINS: Final = ("slash-chain", "self-command")
-VERSION: Final = "0.1.0"
 
 _DESCRIPTIONS: Final = {
     "slash-chain": "Runs /a && /b one after another, as a shell's && does (slashkit)",
     "self-command": "Inside lich, runs a built-in command such as /compact when the user asks the model (slashkit)",
 }
+#: The folder of the repository's own plugins that holds slashkit's source (links to these parts of the
+#: repository), which a plugin builds its private environment from.
+SOURCE: Final = "slashkit"
+SOURCE_PARTS: Final = ("pyproject.toml", "README.md", "LICENSE", "src")
 _UNAVAILABLE: Final = {"slash-chain": texts.CHAIN_UNAVAILABLE, "self-command": texts.SELF_COMMAND_UNAVAILABLE}
 
 
@@ -27,15 +39,24 @@ def default_root(python: str = sys.executable) -> Path:
     """The marketplace folder for this interpreter: one per slashkit version and interpreter path, under
     `$XDG_DATA_HOME` (a relative value is ignored, as the XDG spec asks)."""
     data = xdg_home("XDG_DATA_HOME", ".local/share")
-    tag = hashlib.sha256(python.encode()).hexdigest()[:12]
-    return data / "slashkit" / "claude-code" / f"{VERSION}-{tag}"
+    tag = hashlib.sha256(os.fsencode(python)).hexdigest()[:12]
+    return data / "slashkit" / "claude-code" / f"{__version__}-{tag}"
 
 
-def lay_out(root: Path, python: str = sys.executable) -> Path:
-    """Writes the marketplace under `root` (files that already hold the same bytes are left alone)."""
-    _write(root / ".claude-plugin" / "marketplace.json", _json(_marketplace()))
-    for name in PLUGINS:
-        _lay_out_plugin(root / "plugins" / name, name, python)
+def lay_out(root: Path, python: str | None = sys.executable) -> Path:
+    """Writes the marketplace under `root` (files that already hold the same bytes are left alone); `python` is the
+    interpreter its plugins start the helper with, or None for the repository's own marketplace, whose plugins
+    find one (docs/claude-code.md, "Which Python").
+
+    Every file's bytes are made before the first is written, so a failure (an interpreter path that is not
+    UTF-8) leaves nothing half written; and a symbolic link at any folder below `root` (a plugin's folder, its
+    `hooks`) is refused before anything is written, so nothing lands where a link points."""
+    files = {root / path: content for path, content in marketplace_files(python).items()}
+    for path in files:
+        for folder in path.relative_to(root).parents[:-1]:
+            refuse_link(root / folder)
+    for path, content in files.items():
+        write_file(path, content)
     return root
 
 
@@ -46,32 +67,56 @@ def plugin_dir(name: str, root: Path | None = None, python: str = sys.executable
     return lay_out(root or default_root(python), python) / "plugins" / name
 
 
-def _lay_out_plugin(folder: Path, name: str, python: str) -> None:
+def marketplace_files(python: str | None) -> dict[Path, bytes]:
+    """Every file of the marketplace, by its path under the marketplace's root."""
+    files = {Path(".claude-plugin/marketplace.json"): _json(_marketplace()).encode()}
+    for name in PLUGINS:
+        files |= {Path("plugins", name, path): content for path, content in _plugin(name, python).items()}
+    return files
+
+
+def source_links(name: str) -> dict[Path, str]:
+    """The symbolic links that give the repository's own plugin `name` slashkit's source, by their path under the
+    repository and what they point at: `claude plugin install` copies what a link points at (measured on Claude
+    Code 2.1.328), so the installed plugin carries the source it builds its private environment from."""
+    return {Path("plugins", name, SOURCE, part): f"../../../{part}" for part in SOURCE_PARTS}
+
+
+def _plugin(name: str, python: str | None) -> dict[str, bytes]:
+    """One plugin's files, by their path in its folder."""
     mod = resources.files("slashkit.adapters.claude_code") / "mod"
     manifest = {
         "name": name,
-        "version": VERSION,
+        "version": __version__,
         "description": _DESCRIPTIONS[name],
         "author": {"name": "slashkit"},
         "license": "MIT",
+        # What it reaches: only the helper, over a unix socket, as `http://localhost/...` (mod/bridge.ts).
+        "network": {"hosts": ["localhost"]},
     }
-    _write(folder / ".claude-plugin" / "plugin.json", _json(manifest))
-    _write(folder / "hooks" / "hooks.json", _json({"modules": ["./register.ts"]}))
-    _write(folder / "hooks" / "register.ts", (mod / f"{name}.ts").read_text())
-    _write(folder / "hooks" / "bridge.ts", (mod / "bridge.ts").read_text())
-    # The bridge's client, shared by every JavaScript host, and its wire's facts; this shim's bridge.ts gives it
-    # Claude Code's `$`.
-    for file, content in client_files().items():
-        _write(folder / "hooks" / file, content)
-    _write(folder / "hooks" / "host.ts", _host_module(name, python))
-    _write(folder / "README.md", (mod / f"{name}.README.md").read_text())
-    write_file(folder / ".claude-plugin" / "icon.png", (mod / "icon.png").read_bytes())
+    written = {
+        ".claude-plugin/plugin.json": _json(manifest),
+        "hooks/hooks.json": _json({"modules": ["./register.ts"]}),
+        "hooks/register.ts": (mod / f"{name}.ts").read_text(),
+        "hooks/bridge.ts": (mod / "bridge.ts").read_text(),
+        # The bridge's client, shared by every JavaScript host, and its wire's facts; this shim's bridge.ts gives it
+        # Claude Code's `$`.
+        **{f"hooks/{file}": content for file, content in client_files().items()},
+        "hooks/host.ts": _host_module(name, python),
+        "README.md": (mod / f"{name}.README.md").read_text(),
+    }
+    return {path: text.encode() for path, text in written.items()} | {
+        ".claude-plugin/icon.png": (mod / "icon.png").read_bytes()
+    }
 
 
-def _host_module(name: str, python: str) -> str:
-    """The generated facts a plugin needs before Python runs: which interpreter, and what it registers."""
+def _host_module(name: str, python: str | None) -> str:
+    """The generated facts a plugin needs before Python runs: which interpreter (None: the plugin finds one), where
+    its private environment's source is, and what it registers."""
     values: dict[str, object] = {
         **helper_facts(python),
+        "VERSION": __version__,
+        "SOURCE": SOURCE,
         "UNAVAILABLE": _UNAVAILABLE[name],
         "ENABLED_KEY": ENABLED_KEY,
         "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
@@ -88,6 +133,7 @@ def _marketplace() -> dict[str, object]:
     return {
         "name": MARKETPLACE,
         "owner": {"name": "slashkit"},
+        "description": "slashkit's Claude Code plugins: slash chains (/a && /b, ||, ;, |) and self-commands in lich",
         "plugins": [
             {"name": name, "source": f"./plugins/{name}", "description": _DESCRIPTIONS[name]} for name in PLUGINS
         ],
@@ -96,7 +142,3 @@ def _marketplace() -> dict[str, object]:
 
 def _json(value: object) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write(path: Path, content: str) -> None:
-    write_file(path, content.encode())

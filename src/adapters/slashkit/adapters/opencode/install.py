@@ -3,7 +3,6 @@
 core so nothing is written twice; and takes it out again."""
 
 import os
-import sys
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -43,8 +42,10 @@ def config_dir(project: Path | None, environ: Mapping[str, str] = os.environ) ->
     return xdg_home("XDG_CONFIG_HOME", ".config", environ) / "opencode"
 
 
-def install(target: Path, python: str = sys.executable) -> list[Path]:
+def install(target: Path, python: str | None = None) -> list[Path]:
     """Writes the plugin into the config dir `target`; returns the files it changed (none when up to date).
+    `python` is the interpreter the plugin starts the helper with; None (a team may commit the files) lets the
+    plugin find one (docs/opencode.md, "Which Python").
 
     A symbolic link at one of the plugin's files is replaced by the file (`write_file`); one at its folder
     `plugins/slashkit` is refused, before anything is written, so nothing lands where a project points it."""
@@ -62,7 +63,8 @@ def install(target: Path, python: str = sys.executable) -> list[Path]:
 
 
 def uninstall(target: Path) -> list[Path]:
-    """Takes the plugin out of the config dir `target`; returns the files it removed.
+    """Takes the plugin out of the config dir `target`, and the folders install made once they are empty; returns
+    the files it removed.
 
     Removes only names, never what they point at: a symbolic link at one of the plugin's files is removed
     itself, and one at its folder `plugins/slashkit` is refused before anything is removed (a project could
@@ -73,14 +75,16 @@ def uninstall(target: Path) -> list[Path]:
     removed = [p for p in named if p.is_symlink() or p.exists()]
     for path in removed:
         path.unlink()
-    folder = plugins / FOLDER
-    if folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
+    # The folders install makes when they are missing, innermost first, each only once nothing is left in it.
+    for folder in (plugins / FOLDER, plugins, target):
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+            folder.rmdir()
     return removed
 
 
-def host_module(python: str) -> str:
-    """The generated facts the plugin needs before Python runs: which interpreter, and what it registers."""
+def host_module(python: str | None) -> str:
+    """The generated facts the plugin needs before Python runs: which interpreter (None: the plugin finds one),
+    and what it registers."""
     values: dict[str, object] = {
         # The helper hears the tool's name with its arguments, so the core's fail note names it as it is.
         **helper_facts(python, FAIL_TOOL, "opencode"),

@@ -280,6 +280,10 @@ class SlashSession:
         step = Step(command, args) if text.startswith("/") else Step("", text)
         if text.startswith("/"):
             yield CommandStarted(step)
+            if self._known is not None and command not in self._known:
+                # Fails at once, as the same command does in a chain: the session would hand it to the model.
+                yield StepEnded(0, step, "failed", unknown_command_text(command))
+                return
         end = QueryEnd(is_error=True, num_turns=0, result="")
         async for item in self._query(text, 0, is_step=False):
             if isinstance(item, QueryEnd):

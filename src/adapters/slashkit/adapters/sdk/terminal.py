@@ -9,7 +9,8 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO
 
@@ -31,8 +32,19 @@ from slashkit.adapters.sdk.events import (
 )
 from slashkit.adapters.sdk.session import SlashSession
 
-Ended = Literal["ran", "single", "stopped", "cancelled", "exited", "timeout"]
-EXIT: Final[Mapping[Ended, int]] = {"ran": 0, "single": 0, "stopped": 1, "cancelled": 1, "exited": 4, "timeout": 4}
+Ended = Literal["ran", "single", "single_failed", "stopped", "cancelled", "exited", "timeout"]
+EXIT: Final[Mapping[Ended, int]] = {
+    "ran": 0,
+    "single": 0,
+    "single_failed": 1,
+    "stopped": 1,
+    "cancelled": 1,
+    "exited": 4,
+    "timeout": 4,
+}
+#: The most of Claude Code's stderr kept to show when it ends first: its last lines, each cut.
+_STDERR_LINES: Final = 20
+_STDERR_LINE_CHARS: Final = 300
 
 _CONVERTER: Final = make_converter()
 #: How long a step runs before the progress line shows: a local command takes 10-50 ms (measured on Claude
@@ -75,34 +87,48 @@ def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) 
 
 async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
     printer = Printer(out, err, settings.json)
+    said: deque[str] = deque(maxlen=_STDERR_LINES)
     try:
-        ended = await asyncio.wait_for(_play(settings, printer), timeout=settings.timeout)
+        ended = await asyncio.wait_for(_play(settings, printer, said.append), timeout=settings.timeout)
     except TimeoutError:
         ended = "timeout"
         printer.problem(f"no end after {settings.timeout:g} s")
     except ClaudeSDKError as error:
         ended = "exited"
         printer.problem(f"Claude Code ended first: {_first_line(str(error))}")
+        # The SDK's error says only "Check stderr output for details": Claude Code's own words are these.
+        for line in said:
+            printer.problem(f"Claude Code said: {line[:_STDERR_LINE_CHARS]}")
     finally:
         printer.progress_done()
     printer.outcome(ended)
     return EXIT[ended]
 
 
-async def _play(settings: Settings, printer: "Printer") -> Ended:
+async def _play(settings: Settings, printer: "Printer", stderr: Callable[[str], None]) -> Ended:
     ended: Ended = "single"
+    alone = True
     # The person's own additions to the built-ins anyone may run, from their shell (slashkit.core.policy).
     allowed = os.environ.get(ALLOW_VARIABLE, "").split()
-    async with SlashSession(options(settings), allow=allowed) as session:
+    async with SlashSession(options(settings, stderr), allow=allowed) as session:
         async for event in session.run(settings.chain):
             printer.show(event)
-            if isinstance(event, ChainEnded):
-                ended = _ended(event)
+            match event:
+                case ChainEnded():
+                    ended = _ended(event)
+                case StepEnded(index=0) if alone:
+                    # The command typed alone (index 0 is outside a chain) ended: its status is the run's.
+                    alone = False
+                    if not event.ok:
+                        ended = "single_failed"
+                        why = _first_line(event.output) or f"its turn ended with {event.how}"
+                        printer.problem(f"{event.step.name} failed: {why}")
     return ended
 
 
-def options(settings: Settings) -> ClaudeAgentOptions:
-    """The session's options: the pinned CLI, the project folder, and the Claude options passed through."""
+def options(settings: Settings, stderr: Callable[[str], None] = lambda _: None) -> ClaudeAgentOptions:
+    """The session's options: the pinned CLI, the project folder, the Claude options passed through, and where
+    Claude Code's stderr lines go."""
     return ClaudeAgentOptions(
         cwd=str(settings.cwd),
         cli_path=settings.claude,
@@ -110,7 +136,7 @@ def options(settings: Settings) -> ClaudeAgentOptions:
         permission_mode=settings.permission_mode,  # type: ignore[arg-type]
         allowed_tools=list(settings.allowed_tools),
         extra_args=extra_args(settings.claude_args),
-        stderr=lambda _: None,
+        stderr=stderr,
     )
 
 
@@ -131,6 +157,25 @@ def extra_args(given: Sequence[str]) -> dict[str, str | None]:
             value, has_value = words.pop(0), "="
         found[name] = value if has_value else None
     return found
+
+
+def refused_args(given: Sequence[str]) -> list[str]:
+    """The words after `--` that `extra_args` cannot pass on: the SDK hands Claude Code `--name [value]` only,
+    so a word before any option (`stray`), a short option (`-x`) and a second `--` are refused, not dropped.
+
+    >>> refused_args(["stray", "--max-turns", "3", "-x", "--verbose", "--"])
+    ['stray', '-x', '--']
+    """
+    refused: list[str] = []
+    takes_value = False
+    for word in given:
+        if word.startswith("--") and word != "--":
+            takes_value = "=" not in word
+        elif word.startswith("-") or not takes_value:
+            refused.append(word)
+        else:
+            takes_value = False
+    return refused
 
 
 def _ended(event: ChainEnded) -> Ended:

@@ -6,15 +6,80 @@
  */
 import type { EngineInterface } from 'claude-code'
 import type { Host } from './client.js'
-import { ANSWER_TIMEOUT_MS, ENABLED_KEY, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
+import {
+  ANSWER_TIMEOUT_MS,
+  ENABLED_KEY,
+  HELPER_ARGS,
+  HELPER_OPTIONS,
+  HELPER_SCRIPT,
+  PYTHON,
+  SOURCE,
+  START_TIMEOUT_MS,
+  UNAVAILABLE,
+  VERSION,
+} from './host.js'
 
 export type { Answer, Effect, Reply } from './client.js'
 export { ask, bounded, messageOf, prepare, reportRun, wanted } from './client.js'
 
+/** The longest wait for the private environment to be made (a venv, and slashkit built into it from its source). */
+const MAKE_TIMEOUT_MS = 10 * 60 * 1000
+
+/**
+ * What a session finds, without starting Python: `slashkit-helper` on PATH (installed beside `slashkit`), or the
+ * private environment's interpreter `$1` when it is there. One `sh` (~3 ms through `$.process.run`, measured on
+ * Claude Code 2.1.328) rather than a spawn that fails, since a spawn's failure comes only once the helper is given
+ * up on.
+ */
+const FIND = 'if found=$(command -v "$2"); then echo "$found"; elif [ -x "$1" ]; then echo "$1"; fi'
+
+/**
+ * Makes the private environment `$1` from slashkit's source `$2`: a venv beside it, slashkit built into it from
+ * the package index's build tools, then renamed into place (a session that made it first keeps its own).
+ */
+const MAKE = [
+  'set -e',
+  'tmp="$1.$$"',
+  'trap \'rm -rf "$tmp"\' EXIT', // nothing half made is left, whatever fails; once renamed, nothing is there
+  'rm -rf "$tmp"',
+  'python3 -m venv "$tmp"',
+  '"$tmp/bin/python" -m pip install --quiet --disable-pip-version-check "$2"',
+  '"$tmp/bin/python" -c "import os, sys; os.rename(sys.argv[1], sys.argv[2])" "$tmp" "$1" 2>/dev/null || rm -rf "$tmp"',
+].join('\n')
+
+/**
+ * The helper's argv, in the order docs/claude-code.md gives: `SLASHKIT_PYTHON`, the interpreter a local layout
+ * names (`slashkit claude-code plugin-dir`), `slashkit-helper` on PATH, else the plugin's private environment in
+ * its data folder, made on first use from the source the plugin carries.
+ */
+async function locate($: EngineInterface): Promise<readonly string[]> {
+  const person = await $.env.get('SLASHKIT_PYTHON')
+  if (person !== undefined && person !== '') return [person, ...HELPER_ARGS]
+  if (PYTHON !== null) return [PYTHON, ...HELPER_ARGS]
+  const data = (await $.process.hookEnv()).CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`
+  const python = `${data}/python-${VERSION}/bin/python`
+  const found = (await $.process.run(['sh', '-c', FIND, 'sh', python, HELPER_SCRIPT])).stdout.trim()
+  if (found === python) return [python, ...HELPER_ARGS]
+  if (found !== '') return [found, ...HELPER_OPTIONS]
+  $.ui.log(`slashkit: making its Python environment in ${data} (first use, a minute or two)`)
+  const made = await $.process.run(['sh', '-c', MAKE, 'sh', `${data}/python-${VERSION}`, `${$.plugin.root}/${SOURCE}`], {
+    timeoutMs: MAKE_TIMEOUT_MS,
+  })
+  if (made.exitCode !== 0) {
+    // pip's own reason is its last `ERROR:` line (indented when a build step of its own failed); what follows it
+    // is advice about pip itself.
+    const said = made.stderr.split('\n').map(line => line.trim()).filter(line => line !== '')
+    const why = said.filter(line => line.startsWith('ERROR:')).pop() ?? said.pop() ?? `exit ${String(made.exitCode)}`
+    throw new Error(`cannot make its Python environment in ${data} (${why}); set SLASHKIT_PYTHON to a Python with slashkit`)
+  }
+  return [python, ...HELPER_ARGS]
+}
+
 /** The bridge client's host, for this hook's `$`. */
 export function host($: EngineInterface): Host {
   return {
-    argv: [PYTHON, ...HELPER_ARGS],
+    argv: [],
+    locate: () => locate($),
     startTimeoutMs: START_TIMEOUT_MS,
     answerTimeoutMs: ANSWER_TIMEOUT_MS,
     unavailable: UNAVAILABLE,
@@ -29,7 +94,7 @@ export function host($: EngineInterface): Host {
       return `the helper exited (${end.signal ?? `code ${String(end.code)}`})`
     },
     async post(socketPath, path, body) {
-      const response = await $.http.fetch(`http://slashkit${path}`, {
+      const response = await $.http.fetch(`http://localhost${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body,

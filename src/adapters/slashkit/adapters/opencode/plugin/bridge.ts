@@ -5,9 +5,11 @@
  * socket, timers. What a session does with the effects (its lines, its runs) is the plugin's.
  */
 import { spawn } from 'node:child_process'
+import { accessSync, constants } from 'node:fs'
 import { request } from 'node:http'
+import { delimiter, isAbsolute, join } from 'node:path'
 import type { Host, Link } from './client.js'
-import { ANSWER_TIMEOUT_MS, HELPER_ARGS, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
+import { ANSWER_TIMEOUT_MS, HELPER_ARGS, HELPER_OPTIONS, HELPER_SCRIPT, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
 
 export type { Answer, Effect, Link, Reply } from './client.js'
 export { ask, bounded, close, link, messageOf, reportRun, wanted } from './client.js'
@@ -19,10 +21,32 @@ const MAX_ANSWER = 1 << 20
  * deleted it (a deleted session starts no helper). */
 export type SessionCalls = Pick<Host, 'log' | 'toast' | 'run' | 'saveEnabled'> & { link: Link; gone: () => boolean }
 
+/**
+ * The helper's argv, in the order docs/opencode.md gives: `SLASHKIT_PYTHON`, the interpreter `slashkit opencode
+ * install --this-python` named, else `slashkit-helper` on PATH (installed beside `slashkit`).
+ */
+async function locate(): Promise<readonly string[]> {
+  const person = process.env.SLASHKIT_PYTHON
+  if (person !== undefined && person !== '') return [person, ...HELPER_ARGS]
+  if (PYTHON !== null) return [PYTHON, ...HELPER_ARGS]
+  for (const folder of (process.env.PATH ?? '').split(delimiter)) {
+    if (!isAbsolute(folder)) continue // a relative PATH entry names a folder under wherever opencode runs
+    const script = join(folder, HELPER_SCRIPT)
+    try {
+      accessSync(script, constants.X_OK)
+      return [script, ...HELPER_OPTIONS]
+    } catch {
+      // not here
+    }
+  }
+  throw new Error(`no ${HELPER_SCRIPT} on PATH: install slashkit there, or set SLASHKIT_PYTHON to a Python with it`)
+}
+
 /** The bridge client's host for one opencode session. */
 export function nodeHost(calls: SessionCalls): Host {
   return {
-    argv: [PYTHON, ...HELPER_ARGS],
+    argv: [],
+    locate,
     startTimeoutMs: START_TIMEOUT_MS,
     answerTimeoutMs: ANSWER_TIMEOUT_MS,
     unavailable: UNAVAILABLE,

@@ -1,0 +1,474 @@
+/**
+ * The host's end of the slashkit bridge, for any JavaScript host: starts the resident Python helper, sends it
+ * the core's events one by one and carries out the effects it answers with. It decides nothing; every rule is
+ * in Python. It reaches the outside world only through the `Host` its caller passes with each call, so a host's
+ * shim supplies its own process, HTTP and clock (Claude Code's mod builds one from `$` per hook; a Node host
+ * from `node:child_process` and `node:http`). Protocol: docs/bridge.md (version 2). The facts it shares with the
+ * helper come from `./wire.js`, which an installer generates beside it from the helper's own
+ * (slashkit.adapters.bridge.shim.client_files).
+ */
+
+import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, MAX_TEXT, READY, STEP_OUTPUT, VERSION } from './wire.js'
+
+export type Effect =
+  | { kind: 'log'; text: string }
+  | { kind: 'toast'; text: string }
+  | { kind: 'after'; ms: number; token: number; fires?: Effect[] | null }
+  | { kind: 'run'; command: string; args: string; token: number; then?: Effect[] | null }
+  | { kind: 'save.enabled'; enabled: boolean }
+  | { kind: 'invalidate' }
+
+export type Reply =
+  | { kind: 'run'; args: string; token: number; then?: Effect[] | null }
+  | { kind: 'text'; text: string }
+  | { kind: 'deny'; text: string }
+  | { kind: 'prompt'; text: string }
+  | { kind: 'description'; text: string }
+  | { kind: 'skill'; command: string; note: string }
+
+/** What the client needs of its host: the helper's process, its socket, a clock, and the effects' calls. */
+export type Host = {
+  /** The interpreter and arguments that start the helper (`-m slashkit.adapters.bridge.helper`). */
+  readonly argv: readonly string[]
+  /**
+   * Finds the helper's argv in place of `argv`, once per helper started, however long that takes (a Python
+   * environment made on first use): the start timeout counts from when it resolved. A rejection is the reason
+   * the helper is unavailable.
+   */
+  readonly locate?: () => Promise<readonly string[]>
+  /** How long the helper may take to say READY, and to answer one event. */
+  readonly startTimeoutMs: number
+  readonly answerTimeoutMs: number
+  /** The line logged once when the helper cannot answer; `{why}` is replaced by the reason. */
+  readonly unavailable: string
+  /**
+   * Starts the helper and feeds its output as it comes; resolves when it ended, saying how. `stop` is aborted
+   * when the client gives the helper up: a host that can end a process it started ends it then (one that never
+   * said READY cannot be asked to exit); one that cannot leaves it to the end of the session.
+   */
+  spawn(argv: readonly string[], stdout: (text: string) => void, stderr: (text: string) => void, stop: AbortSignal): Promise<string>
+  /** POSTs a body to the helper's socket. */
+  post(socketPath: string, path: string, body: string): Promise<{ status: number; text: string }>
+  /** Resolves after `ms`, unless aborted first. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>
+  /** The effects: a transcript line, a line for the debug log, a passing notice. */
+  log(text: string): void
+  debug(text: string): void
+  toast(text: string): void
+  /** Calls `fire` after `ms` from the host's own timer (a command does not run inside another's hook). */
+  after(ms: number, fire: () => void): void
+  /** Runs `/command args`; resolves with the text it returned, rejects with what it threw. */
+  run(command: string, args: string): Promise<string>
+  /** Stores the on/off setting every window shares. */
+  saveEnabled(enabled: boolean): Promise<void>
+  /** Asks the host for the tool descriptions again. */
+  invalidate(): void
+  /** A reason the helper is unavailable, as the line shows it (a host may drop its own prefixes). */
+  plain(why: string): string
+  /**
+   * The helper this host talks to and what the client knows of it (`link()`), when the host runs several
+   * sessions in one process (opencode serves many: one helper each, since events name no session). Without
+   * it, one link for the whole process (Claude Code's, one session per process).
+   */
+  readonly link?: Link
+}
+
+/**
+ * What the helper answered, or `undefined` when it could not (the line saying why is already logged):
+ * the reply, and which helper gave it at which version, for the forecasts it carries.
+ */
+export type Answer = { reply: Reply | null; at: number; from: Helper } | undefined
+
+type Helper = { socket: Promise<string>; stop: AbortController; argv: Promise<readonly string[]> }
+
+/** The longest line searched for `READY <socket path>`: a unix socket's path is at most 108 bytes. */
+const MAX_READY_LINE = 4096
+/** The helper's first line: `READY <absolute socket path>`, at the start of a line. */
+const READY_LINE = new RegExp(String.raw`(?:^|\n)${READY} (/\S+)\n`)
+
+/** One helper and what the client knows of it; a host with several sessions holds one per session. */
+export type Link = {
+  /** The running helper, started by the first event Python wants; undefined until then and after it failed. */
+  helper: Helper | undefined
+  /** The optional events the helper asked for in its last answer; the others never start Python. */
+  wants: ReadonlySet<string>
+  /** Why the helper is unavailable, once that is logged; cleared by its next answer. */
+  down: string | undefined
+  /**
+   * How many events this client has sent the current helper: each request carries its number (`seq`), and the
+   * helper handles them in that order. A forecast made at version `at` holds while `sent === at`: the helper
+   * has been sent nothing since.
+   */
+  sent: number
+  /**
+   * Events the client numbered but has not sent yet: reports that it carried out a forecast (`applied`). They
+   * go out, in order, ahead of the next event, so nothing else competes with the host's next step when a
+   * forecast is carried out; until then the helper lags, and the events it wants are a superset.
+   */
+  held: { seq: number; event: string; e: unknown }[]
+}
+
+/** A link with no helper yet. */
+export function link(): Link {
+  return { helper: undefined, wants: new Set(), down: undefined, sent: 0, held: [] }
+}
+
+/** The link of every host that brings none. */
+const shared = link()
+
+function linkOf(host: Host): Link {
+  return host.link ?? shared
+}
+
+/**
+ * A text from outside cut to what the core reads of it (slashkit.adapters.bridge.protocol.MAX_TEXT), so the event
+ * stays far under the helper's 1 MiB: a prompt's start (is it the running step's own?) and a turn's or a run's
+ * text, which a `|` hands on cut shorter still (slashkit.core.texts.MAX_HANDED).
+ */
+export function bounded(text: string): string {
+  return text.slice(0, MAX_TEXT)
+}
+
+/** Whether the helper asked to hear this optional event. */
+export function wanted(event: string, of: Link = shared): boolean {
+  return of.wants.has(event)
+}
+
+/**
+ * Starts the helper now if none runs, so that it starts while the shim still gathers the values of the event it
+ * is about to send (Claude Code's mod reads the stored setting first: a round trip through the engine).
+ */
+export function prepare(host: Host): void {
+  if (linkOf(host).helper === undefined) start(host)
+}
+
+/** Sends one event and carries out the effects the answer holds; never throws. */
+export async function ask(host: Host, event: string, e: unknown): Promise<Answer> {
+  const l = linkOf(host)
+  const current = l.helper ?? start(host)
+  l.sent += 1 // before any wait, so what the caller does next already counts this event as sent
+  const seq = l.sent
+  const earlier = l.held.map(h => send(host, current, h.seq, h.event, h.e))
+  l.held = []
+  let late: WireAnswer[]
+  let answer: WireAnswer
+  try {
+    late = await Promise.all(earlier)
+    answer = await send(host, current, seq, event, e)
+  } catch (err) {
+    if (!(err instanceof RefusedEvent)) retire(host, current)
+    unavailable(host, messageOf(err))
+    return undefined
+  }
+  if (l.helper === current) l.wants = new Set(answer.wants)
+  l.down = undefined
+  // A held report the helper found stale (it handled another event first) is answered with what it did
+  // instead of the forecast; otherwise with nothing. Either way the client now holds every timer and run the
+  // helper waits on (tests/property/test_bridge_stateful.py).
+  for (const report of late) await carryOut(host, report.effects, report.version, current)
+  await carryOut(host, answer.effects, answer.version, current)
+  return { reply: answer.reply, at: answer.version, from: current }
+}
+
+async function send(host: Host, current: Helper, seq: number, event: string, e: unknown): Promise<WireAnswer> {
+  await current.argv
+  const socketPath = await within(host, current.socket, host.startTimeoutMs, 'the helper did not start')
+  const request = host.post(socketPath, EVENT_PATH, JSON.stringify({ v: VERSION, seq, event, e }))
+  const response = await within(host, request, host.answerTimeoutMs, `the helper did not answer ${event}`)
+  return readAnswer(response.status, response.text)
+}
+
+/** Logs once why the helper cannot answer, until it answers again. */
+function unavailable(host: Host, why: string): void {
+  const l = linkOf(host)
+  const reason = host.plain(why)
+  if (l.down === undefined) host.log(host.unavailable.replace('{why}', reason))
+  l.down = reason
+}
+
+/** The message of an error a call threw. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
+/** The helper refused the event as malformed (HTTP 400/413): the helper is sound, the event is not. */
+class RefusedEvent extends Error {}
+
+type WireAnswer = { version: number; wants: string[]; reply: Reply | null; effects: Effect[] }
+
+function readAnswer(status: number, text: string): WireAnswer {
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new Error(`the helper answered ${status} with something that is not JSON`)
+  }
+  const answer = body as Partial<WireAnswer> & { v?: unknown; error?: unknown }
+  if (status === 400 || status === 413) throw new RefusedEvent(`the helper refused the event: ${String(answer.error)}`)
+  // The helper's own fault (500), or an event that reached it after it counted it gone and went on without it
+  // (409): it may hold a state the client no longer shares, so it is retired.
+  if (status === 409 || status === 500) throw new Error(`the helper answered ${status}: ${String(answer.error)}`)
+  if (status !== 200 || answer.v !== VERSION || !isSound(answer)) {
+    throw new Error(`the helper answered ${status} with an answer that is not bridge version ${VERSION}`)
+  }
+  return { version: answer.version, wants: answer.wants, reply: answer.reply ?? null, effects: answer.effects }
+}
+
+// What a sound answer holds (docs/bridge.md, "Answers"): the client carries out effects without a second look,
+// so an answer with anything else is not taken at all, and its helper is retired like one that answered garbage.
+
+/** The longest an `after` may wait: the most a host's timer takes (2**31 - 1 ms). */
+const MAX_AFTER_MS = 2 ** 31 - 1
+
+function isSound(answer: Partial<WireAnswer>): answer is Partial<WireAnswer> & Omit<WireAnswer, 'reply'> {
+  return Number.isSafeInteger(answer.version) && isNames(answer.wants) && isEffects(answer.effects, 0) && isReply(answer.reply)
+}
+
+function isNames(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(name => typeof name === 'string')
+}
+
+function isToken(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 1
+}
+
+function isForecast(value: unknown, depth: number): boolean {
+  return value === undefined || value === null || (depth < MAX_FORECAST_DEPTH && isEffects(value, depth + 1))
+}
+
+function isEffects(value: unknown, depth: number): value is Effect[] {
+  return Array.isArray(value) && value.every(fx => isEffect(fx, depth))
+}
+
+function isEffect(value: unknown, depth: number): value is Effect {
+  if (typeof value !== 'object' || value === null) return false
+  const fx = value as Record<string, unknown>
+  switch (fx.kind) {
+    case 'log':
+    case 'toast':
+      return typeof fx.text === 'string'
+    case 'save.enabled':
+      return typeof fx.enabled === 'boolean'
+    case 'invalidate':
+      return true
+    case 'after': {
+      const ms = fx.ms
+      const wait = typeof ms === 'number' && Number.isInteger(ms) && ms >= 0 && ms <= MAX_AFTER_MS
+      return wait && isToken(fx.token) && isForecast(fx.fires, depth)
+    }
+    case 'run':
+      return typeof fx.command === 'string' && typeof fx.args === 'string' && isToken(fx.token) && isForecast(fx.then, depth)
+  }
+  return false
+}
+
+function isReply(value: unknown): value is Reply | null | undefined {
+  if (value === undefined || value === null) return true
+  if (typeof value !== 'object') return false
+  const reply = value as Record<string, unknown>
+  switch (reply.kind) {
+    case 'run':
+      return typeof reply.args === 'string' && isToken(reply.token) && isForecast(reply.then, 0)
+    case 'text':
+    case 'deny':
+    case 'prompt':
+    case 'description':
+      return typeof reply.text === 'string'
+    case 'skill':
+      return typeof reply.command === 'string' && typeof reply.note === 'string'
+  }
+  return false
+}
+
+/** Races a host call against a timer, so a helper that hangs never holds a turn past `ms`. */
+async function within<T>(host: Host, work: Promise<T>, ms: number, what: string): Promise<T> {
+  const abort = new AbortController()
+  const timeout = host.sleep(ms, abort.signal).then(() => {
+    throw new Error(`${what} within ${ms} ms`)
+  })
+  try {
+    return await Promise.race([work, timeout])
+  } finally {
+    abort.abort()
+  }
+}
+
+/** Starts the helper; its socket resolves on the `READY <path>` line. The child lives on after the hook. */
+function start(host: Host): Helper {
+  let ready: (path: string) => void = () => undefined
+  let fail: (err: Error) => void = () => undefined
+  const socket = new Promise<string>((resolve, reject) => {
+    ready = resolve
+    fail = reject
+  })
+  socket.catch(() => undefined)
+  const argv = host.locate?.() ?? Promise.resolve(host.argv)
+  argv.catch(() => undefined)
+  const started: Helper = { socket, stop: new AbortController(), argv }
+  const l = linkOf(host)
+  l.helper = started
+  l.sent = 0
+  l.held = []
+  void watch(host, started, ready, fail)
+  return started
+}
+
+async function watch(host: Host, mine: Helper, ready: (path: string) => void, fail: (err: Error) => void): Promise<void> {
+  let out = ''
+  let said = false
+  let why: string
+  try {
+    why = await host.spawn(
+      await mine.argv,
+      text => {
+        if (said) return // the helper writes nothing after READY: whatever comes is not kept
+        out += text
+        const line = READY_LINE.exec(out)
+        if (line?.[1] !== undefined) {
+          said = true
+          out = ''
+          ready(line[1])
+          return
+        }
+        // Only the line being written can still be READY; one longer than any READY line is kept as a mark.
+        const partial = out.slice(out.lastIndexOf('\n') + 1)
+        out = partial.length > MAX_READY_LINE ? '-' : partial
+      },
+      text => host.debug(text),
+      mine.stop.signal,
+    )
+  } catch (err) {
+    why = `the helper did not start: ${messageOf(err)}`
+  }
+  fail(new Error(why))
+  // A helper that ends takes the running chain's state with it: say so once, and start afresh next time.
+  const l = linkOf(host)
+  if (l.helper === mine) {
+    const busy = l.wants.size > 0
+    l.helper = undefined
+    l.wants = new Set()
+    if (busy) unavailable(host, why)
+  }
+}
+
+/** Asks a link's helper to exit and forgets it, when the host's session has ended. */
+export function close(host: Host): void {
+  const helper = linkOf(host).helper
+  if (helper !== undefined) retire(host, helper)
+}
+
+/** Forgets a helper that failed and ends it (or asks it to exit), so the next event starts a fresh one. */
+function retire(host: Host, failed: Helper): void {
+  const l = linkOf(host)
+  if (l.helper === failed) {
+    l.helper = undefined
+    l.wants = new Set()
+  }
+  failed.stop.abort()
+  void failed.socket.then(socketPath => host.post(socketPath, EXIT_PATH, '')).catch(() => undefined)
+}
+
+/**
+ * Carries out one effect. `at` is the helper's version the effect comes from, `from` the helper: what a timer
+ * or a run was foreseen to do holds only for them.
+ */
+async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<void> {
+  switch (fx.kind) {
+    case 'log':
+      host.log(fx.text)
+      return
+    case 'toast':
+      host.toast(fx.text)
+      return
+    case 'save.enabled':
+      await host.saveEnabled(fx.enabled)
+      return
+    case 'invalidate':
+      host.invalidate()
+      return
+    case 'after':
+      host.after(fx.ms, () => detached(host, fire(host, fx.token, fx.fires ?? null, at, from)))
+      return
+    case 'run':
+      detached(host, runThenReport(host, fx.command, fx.args, fx.token, fx.then ?? null, at, from))
+      return
+  }
+}
+
+/**
+ * Carries out an answer's effects in order. A host call that fails (a store that cannot be written) is written to
+ * the debug log and the rest go on, so `ask` never throws.
+ */
+async function carryOut(host: Host, effects: Effect[], at: number, from: Helper): Promise<void> {
+  for (const fx of effects) await act(host, fx, at, from).catch(debugged(host))
+}
+
+/**
+ * Lets work go on after the call that started it returned, and writes its failure (a host call that threw) to
+ * the debug log: a rejection nobody handles would end a Node host's process.
+ */
+function detached(host: Host, work: Promise<void>): void {
+  work.catch(debugged(host))
+}
+
+/** Writes the failure of a host call to the host's debug log. */
+function debugged(host: Host): (err: unknown) => void {
+  return err => host.debug(`slashkit: ${messageOf(err)}`)
+}
+
+/**
+ * Carries out what was foreseen for an event the client is about to send, when it still holds: the helper has
+ * been sent nothing since the forecast (`at`). The client does it at once (forecasts hold lines, timers and
+ * runs, whose calls all start before `act` first waits), then numbers the event saying `applied`, so the
+ * helper skips it, and holds it for the next send instead of waiting for an answer: as the seed's in-process
+ * mod, it must not lose the race with `claude -p`'s exit, and a step's timer set in the typed command's hook
+ * must find that hook returned (measured on Claude Code 2.1.328).
+ */
+async function sendForeseen(host: Host, event: string, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
+  const l = linkOf(host)
+  if (foreseen === null || l.helper !== from || l.sent !== at) {
+    await ask(host, event, { ...e, applied: false })
+    return
+  }
+  l.sent += 1
+  l.held.push({ seq: l.sent, event, e: { ...e, applied: true } })
+  for (const fx of foreseen) detached(host, act(host, fx, at + 1, from))
+}
+
+/**
+ * A timer the helper started fired. A timer of a helper that has since gone means nothing to the next, but the
+ * line of the step it runs is already written: what it was foreseen to do (the step's run) is carried out, so
+ * no line claims a step that never runs; nobody hears its end, and the line that the helper is unavailable
+ * has said the chain is over.
+ */
+async function fire(host: Host, token: number, fires: Effect[] | null, at: number, from: Helper): Promise<void> {
+  if (linkOf(host).helper !== from) {
+    for (const fx of fires ?? []) detached(host, act(host, fx, at + 1, from))
+    return
+  }
+  await sendForeseen(host, 'TimerFired', { token }, fires, at, from)
+}
+
+/** Runs a command the helper asked for (from a timer, never inside a command's hook) and reports its end. */
+async function runThenReport(host: Host, command: string, args: string, token: number, then: Effect[] | null, at: number, from: Helper): Promise<void> {
+  let error: string | null = null
+  let output = ''
+  try {
+    output = await host.run(command, args)
+  } catch (err) {
+    error = messageOf(err)
+  }
+  await reportRun(host, token, error, output, then, at, from)
+}
+
+/**
+ * Reports how a run the helper asked for ended, with the text it returned (a `|` hands it on); what its good end
+ * was foreseen to do is done at once. A shim that ran the typed command itself (a `run` reply) calls this.
+ */
+export async function reportRun(host: Host, token: number, error: string | null, output: string, then: Effect[] | null, at: number, from: Helper): Promise<void> {
+  const l = linkOf(host)
+  if (l.helper !== from) return
+  // Only a step whose output is handed on needs its text; a transport bound keeps the request under the helper's.
+  const text = wanted(STEP_OUTPUT, l) ? bounded(output) : ''
+  await sendForeseen(host, 'RunEnded', { token, error, output: text }, error === null ? then : null, at, from)
+}

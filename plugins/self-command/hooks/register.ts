@@ -1,0 +1,67 @@
+/**
+ * The `self-command` plugin: inside a lich session, the model can run one of the session's built-in slash
+ * commands (/compact) through the Skill tool or lich's control_session. A shim over the bridge: the native
+ * tool answers first, the shim translates the engine's payloads into the core's events (docs/bridge.md), and
+ * slashkit's Python core decides what becomes of the refusal.
+ */
+import type { EngineInterface, Register } from 'claude-code'
+import { ask, host, wanted } from './bridge.js'
+
+type Described = { description: string }
+
+/** The description the engine gave, with the core's note when it has one for this tool. */
+async function described<R extends Described>($: EngineInterface, tool: string, result: R): Promise<R> {
+  if (!wanted('ToolDescribed')) return result
+  const reply = (await ask(host($), 'ToolDescribed', { tool, description: result.description }))?.reply
+  return reply?.kind === 'description' ? { ...result, description: reply.text } : result
+}
+
+/** The engine's built-in commands, as its command list names them now. */
+async function builtinNames($: EngineInterface): Promise<string[]> {
+  return (await $.command.list()).filter(c => c.source === 'builtin').map(c => c.name)
+}
+
+export const register: Register = on => {
+  on('session.start', async ($, e, next) => {
+    const started = await next(e)
+    // Outside lich no helper starts: the core's gate needs LICH_SESSION_ID, so only then is it asked.
+    const id = await $.env.get('LICH_SESSION_ID')
+    if (id !== undefined && id !== '') await ask(host($), 'SessionStarted', { interactive: e.isInteractive })
+    return started
+  })
+
+  // One hook per tool: a matcher names one tool.
+  on('tool.describe', { tool: 'Skill' }, async ($, e, next) => described($, e.tool, await next(e)))
+  on('tool.describe', { tool: 'mcp__lich__control_session' }, async ($, e, next) => described($, e.tool, await next(e)))
+
+  on('tool.call', { tool: 'Skill' }, async ($, e, next) => {
+    const result = await next(e)
+    if (!wanted('SkillAnswered') || result.isError !== true) return result
+    const builtins = await builtinNames($)
+    const input = e as { skill?: unknown; args?: unknown }
+    const reply = (await ask(host($), 'SkillAnswered', { skill: input.skill ?? null, args: input.args ?? null, is_error: true, builtins }))?.reply
+    if (reply?.kind === 'skill') return { result: { success: true, commandName: reply.command }, context: [reply.note] }
+    if (reply?.kind === 'deny') return { deny: reply.text }
+    return result
+  })
+
+  on('tool.call', { tool: 'mcp__lich__control_session' }, async ($, e, next) => {
+    const result = await next(e)
+    if (!wanted('ControlAnswered') || result.isError !== true) return result
+    const builtins = await builtinNames($)
+    const input = e as { session?: unknown; action?: unknown; value?: unknown; args?: unknown }
+    const reply = (
+      await ask(host($), 'ControlAnswered', {
+        target: input.session ?? null,
+        action: input.action ?? null,
+        value: input.value ?? null,
+        args: input.args ?? null,
+        is_error: true,
+        builtins,
+      })
+    )?.reply
+    if (reply?.kind === 'text') return { result: reply.text }
+    if (reply?.kind === 'deny') return { deny: reply.text }
+    return result
+  })
+}

@@ -1,0 +1,95 @@
+/**
+ * The `slash-chain` plugin: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge: it
+ * translates the engine's payloads into the core's events (docs/bridge.md) and answers with what the core says.
+ */
+import type { EngineInterface, Register } from 'claude-code'
+import { ask, bounded, enabled, host, messageOf, prepare, reportRun, wanted } from './bridge.js'
+import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
+
+/** The engine's command list as the refusal rule reads it: every name, and the built-ins among them. */
+async function listed($: EngineInterface): Promise<{ commands: string[]; builtins: string[] }> {
+  const all = await $.command.list()
+  return { commands: all.map(c => c.name), builtins: all.filter(c => c.source === 'builtin').map(c => c.name) }
+}
+
+export const register: Register = on => {
+  on('session.start', async ($, e, next) => {
+    const started = await next(e)
+    await $.command.register({ name: 'slash-chain', description: COMMAND_DESCRIPTION, argumentHint: COMMAND_HINT, immediate: true })
+    // Declared once at the start, so the tool list the prompt cache holds does not change mid-session.
+    await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
+    return started
+  })
+
+  // A plugin's tool waits behind ToolSearch by default; this one is listed, so the model can call it at once.
+  on('tool.describe', { tool: 'mcp__slash-chain__fail' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
+
+  on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e) => {
+    const reply = (await ask(host($), 'FailCalled', { reason: e.reason, agent: e.agentId ?? null }))?.reply
+    if (reply?.kind === 'text') return { result: reply.text }
+    return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
+  }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
+
+  on('command.run', { command: 'slash-chain' }, async ($, e) => {
+    const reply = (await ask(host($), 'ChainCommandTyped', { args: e.args, enabled: await enabled($) }))?.reply
+    return { text: reply?.kind === 'text' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
+  })
+
+  // Only a command whose arguments hold an operator and `/<name>` (slashkit.core.chain.SEPARATOR_JS) runs this
+  // hook, whoever ran it, so a single command never starts Python. A literal, so `claude plugin validate` prints
+  // the pattern.
+  on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
+    // The helper's cold start is the whole of a first chain's wait: it starts before the setting is read.
+    prepare(host($))
+    const [setting, names] = await Promise.all([enabled($), listed($)])
+    const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: setting, ...names })
+    const reply = answer?.reply
+    // The core answered the command itself: it is not to run (a command only the person may run, run by another).
+    if (reply?.kind === 'text') return { text: reply.text }
+    if (answer === undefined || reply?.kind !== 'run') return next(e)
+    let result
+    try {
+      result = await next({ ...e, args: reply.args })
+    } catch (err) {
+      await reportRun(host($), reply.token, messageOf(err), '', null, answer.at, answer.from)
+      throw err
+    }
+    await reportRun(host($), reply.token, null, result.text ?? '', reply.then ?? null, answer.at, answer.from)
+    return result
+  })
+
+  on('skill.prompt', async ($, e, next) => {
+    const result = await next(e)
+    if (!wanted('PromptHanded')) return result
+    const reply = (await ask(host($), 'PromptHanded', { text: result.text }))?.reply
+    return reply?.kind === 'prompt' ? { ...result, text: reply.text } : result
+  })
+
+  on('ui.open', async ($, e, next) => {
+    const result = await next(e)
+    if (wanted('PaneOpened')) {
+      const placed = 'value' in result && result.value?.isPlaced === true
+      await ask(host($), 'PaneOpened', { pane: e.id, focus: e.focus === true, placed })
+    }
+    return result
+  })
+
+  on('ui.close', async ($, e, next) => {
+    if (wanted('PaneClosed')) await ask(host($), 'PaneClosed', { pane: e.id })
+    return next(e)
+  })
+
+  on('turn.complete', async ($, e, next) => {
+    const result = await next(e)
+    if (wanted('TurnEnded')) await ask(host($), 'TurnEnded', { reason: e.reason, agent: e.agentId ?? null, answer: bounded(e.answer) })
+    return result
+  })
+
+  on('prompt.submit', async ($, e, next) => {
+    if (wanted('PromptSubmitted')) {
+      const origin = (e.origin as { kind?: string } | undefined)?.kind ?? ''
+      await ask(host($), 'PromptSubmitted', { text: bounded(e.text), origin })
+    }
+    return next(e)
+  })
+}

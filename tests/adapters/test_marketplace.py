@@ -1,0 +1,53 @@
+"""The repository is a Claude Code marketplace: `.claude-plugin/marketplace.json` and `plugins/` are committed,
+generated from the core by scripts/plugins.py, carry slashkit's source through links, and name no path of the
+machine that wrote them."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from slashkit.adapters.claude_code import plugins
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def committed() -> list[str]:
+    return subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+
+
+def test_the_committed_marketplace_is_what_scripts_plugins_writes_from_the_core() -> None:
+    wanted = plugins.marketplace_files(python=None)
+    tracked = set(committed())
+    assert {str(path) for path in wanted} <= tracked, "run: python scripts/plugins.py, then commit"
+    stale = [str(path) for path, content in wanted.items() if (ROOT / path).read_bytes() != content]
+    assert stale == [], f"out of date, run: python scripts/plugins.py ({', '.join(stale)})"
+    for name in plugins.PLUGINS:
+        for link, target in plugins.source_links(name).items():
+            assert str(link) in tracked and (ROOT / link).is_symlink(), link
+            assert str((ROOT / link).readlink()) == target
+            assert (ROOT / link).resolve() == ROOT / target.removeprefix("../../../")
+    # Nothing else is committed there: a file the script no longer writes is taken out.
+    links = {str(link) for name in plugins.PLUGINS for link in plugins.source_links(name)}
+    under = {path for path in tracked if path.startswith(("plugins/", ".claude-plugin/"))}
+    assert under == {str(path) for path in wanted} | links
+
+
+def test_the_committed_plugins_let_the_plugin_find_its_python() -> None:
+    for name in plugins.PLUGINS:
+        host = (ROOT / "plugins" / name / "hooks" / "host.ts").read_text()
+        assert "export const PYTHON = null\n" in host
+        assert 'export const HELPER_SCRIPT = "slashkit-helper"\n' in host
+
+
+def test_no_committed_file_holds_a_path_of_the_machine_that_wrote_it() -> None:
+    machine = {str(ROOT), sys.prefix, sys.base_prefix, os.path.realpath(sys.executable)}
+    found = [
+        f"{path}: {mark}"
+        for path in committed()
+        if (ROOT / path).is_file() and not (ROOT / path).is_symlink()
+        for text in [(ROOT / path).read_bytes().decode("utf-8", "replace")]
+        for mark in machine
+        if mark in text
+    ]
+    assert found == []
