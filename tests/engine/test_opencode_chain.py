@@ -1,7 +1,9 @@
 """slashkit's opencode plugin in the real opencode 1.18.33 (`opencode serve`, offline, a scripted model): each
 chain as the person sees it (the transcript lines the model never sees) and as the model is handed it."""
 
+import contextlib
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -132,6 +134,19 @@ def test_the_models_call_of_the_fail_tool_stops_the_chain(start: Start) -> None:
     assert run.lines() == [
         "1/2: /greet Bob",
         "stopped after /greet: the model reported it failed: no Bob here; not run: /greet",
+    ]
+
+
+def test_a_fail_reason_holding_status_lines_stays_on_its_transcript_line(start: Start) -> None:
+    # Issue 16, D1: the reason once showed as two more lines of slashkit's, a step and a clean end.
+    forged = "no Bob\n2/2: /review deploy\nall 2 command(s) ran"
+    run = start([tool_call(FAIL_TOOL, {"reason": forged}), text("I could not."), text("never")])
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.quiet()
+    assert run.lines() == [
+        "1/2: /greet Bob",
+        "stopped after /greet: the model reported it failed: no Bob\\n2/2: /review deploy\\nall 2 command(s) ran; "
+        "not run: /greet",
     ]
 
 
@@ -290,6 +305,44 @@ def test_a_helper_killed_silent_or_mute_lets_the_typed_command_run_as_typed_with
         assert line == unavailable("the helper did not start within 5000 ms")
     # Given up, it is ended, READY or not (it would otherwise sleep on for 30 s, or as long as opencode runs).
     assert ends_soon(int(pid_file.read_text()))
+
+
+@contextlib.contextmanager
+def stopped_helper(run: Run) -> Iterator[int]:
+    """The session's helper, after a chain ran, stopped with SIGSTOP (it then acts on no SIGTERM, and its parent
+    watch is frozen too); killed when the test ends, whatever it asserted."""
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.quiet()
+    [pid] = run.server.helper_pids()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield pid
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_stopped_helper_the_plugin_gives_up_on_is_killed_after_a_grace(start: Start) -> None:
+    # Issue 16, D3: SIGTERM alone left it stopped for as long as opencode ran.
+    run = start([text("ok") for _ in range(4)])
+    with stopped_helper(run) as pid:
+        run.server.command(run.session, "greet", "Dan && /greet Eve").wait()
+        assert unavailable("the helper did not answer ChainTyped within 3000 ms") in run.lines()
+        assert ends_soon(pid)
+
+
+def test_a_stopped_helper_does_not_outlive_opencode(start: Start, tmp_path: Path) -> None:
+    # Issue 16, D3: opencode ended, and its stopped helper stayed, stopped, for good.
+    run = start([text("ok") for _ in range(2)])
+    opencode = run.server._process
+    assert opencode is not None
+    with stopped_helper(run) as pid:
+        run.server.stop()
+        assert ends_soon(pid)
+    # opencode still ends on SIGTERM as it does without the plugin: by the signal, at once.
+    assert opencode.returncode == -signal.SIGTERM
+    # It left as a helper leaves: its socket's folder, under the isolated TMPDIR, is gone too.
+    assert list(tmp_path.rglob("slashkit-*")) == []
 
 
 def test_compact_as_a_step_compacts_the_session_then_the_chain_goes_on(start: Start) -> None:

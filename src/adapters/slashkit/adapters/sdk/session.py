@@ -157,7 +157,8 @@ class SlashSession:
         if self._unreadable is not None:
             # The SDK's reader ended on the unreadable line and left the CLI's stdout pipe open, its transport held
             # by the error's frames; collected later, once the event loop is closed, closing it raises "Event loop
-            # is closed" (measured on claude-agent-sdk 0.2.184). Collected now, it closes on this loop.
+            # is closed" (measured on claude-agent-sdk 0.2.184). Collected now, it closes on this loop, in most runs:
+            # in some it is still held here (slashkit run drops that one leftover's report).
             gc.collect()
 
     # What the harness types

@@ -4,7 +4,7 @@
  * Node's own modules (opencode runs plugins in Bun, which has them): the helper's process, HTTP over its unix
  * socket, timers. What a session does with the effects (its lines, its runs) is the plugin's.
  */
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { request } from 'node:http'
 import { delimiter, isAbsolute, join } from 'node:path'
@@ -16,6 +16,58 @@ export { ask, bounded, close, link, messageOf, reportRun, wanted } from './clien
 
 /** Longest answer read; the helper's are a few KiB. */
 const MAX_ANSWER = 1 << 20
+/**
+ * How long a helper the client gave up on has to leave after SIGTERM before it is killed (SIGKILL): a helper leaves
+ * at once on SIGTERM (slashkit.adapters.bridge.helper), so one still there is stopped (SIGSTOP holds SIGTERM and
+ * freezes its parent watch too) or wedged, and would otherwise outlive opencode.
+ */
+const KILL_AFTER_MS = 2000
+
+/**
+ * The helpers this opencode process started that still run: one set for the process, however many copies of this
+ * module opencode loaded (a project's plugin and the user's), so one set of listeners below ends them all.
+ */
+const helpers = processWide()
+
+function processWide(): Set<ChildProcess> {
+  const shared = globalThis as typeof globalThis & { slashkitOpencodeHelpers?: Set<ChildProcess> }
+  if (shared.slashkitOpencodeHelpers === undefined) {
+    const made = new Set<ChildProcess>()
+    shared.slashkitOpencodeHelpers = made
+    endWithOpencode(made)
+  }
+  return shared.slashkitOpencodeHelpers
+}
+
+/**
+ * Tells every helper still running to leave as opencode ends: SIGTERM, and SIGCONT so that a stopped one acts on
+ * it. opencode cannot wait for a grace then, and a helper that leaves removes its socket's folder, which SIGKILL
+ * would leave behind. A running helper would leave by its parent watch within a second anyway; a stopped one never
+ * would (issue 16, D3).
+ *
+ * `opencode serve` given SIGTERM ends by the signal's default action, at once and with no 'exit' event (measured on
+ * 1.18.33: status -15, a plugin's process.on('exit') never runs). So, while no one else listens for a signal that
+ * would end opencode, this listens: it ends the helpers, then raises the signal again with no listener left, which
+ * ends opencode as before (measured: status -15 still). A signal someone else listens for is theirs to act on.
+ */
+function endWithOpencode(running: Set<ChildProcess>): void {
+  const endAll = (): void => {
+    for (const child of running) {
+      child.kill('SIGTERM')
+      child.kill('SIGCONT')
+    }
+  }
+  process.on('exit', endAll)
+  for (const ending of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
+    const onSignal = (): void => {
+      if (process.listenerCount(ending) > 1) return
+      endAll()
+      process.removeListener(ending, onSignal)
+      process.kill(process.pid, ending)
+    }
+    process.on(ending, onSignal)
+  }
+}
 
 /** What a session gives its host: where its lines and runs go, its own link to its own helper, and whether opencode
  * deleted it (a deleted session starts no helper). */
@@ -63,14 +115,30 @@ export function nodeHost(calls: SessionCalls): Host {
           reject(new Error('its session was deleted'))
           return
         }
-        // Ended with SIGTERM once the client gives it up (the helper then leaves at once, its folder removed).
-        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], signal: stop })
-        child.on('error', reject)
+        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+        helpers.add(child)
+        child.on('error', err => {
+          helpers.delete(child)
+          reject(err)
+        })
         child.stdout.setEncoding('utf8')
         child.stderr.setEncoding('utf8')
         child.stdout.on('data', (text: string) => stdout(text))
         child.stderr.on('data', (text: string) => stderr(text))
-        child.on('exit', (code, signal) => resolve(`the helper exited (${signal ?? `code ${String(code)}`})`))
+        child.on('exit', (code, signal) => {
+          helpers.delete(child)
+          resolve(`the helper exited (${signal ?? `code ${String(code)}`})`)
+        })
+        // Once the client gives it up: SIGTERM (the helper then leaves at once, its folder removed), and SIGKILL
+        // after a grace if it is still there. The timer does not keep opencode alive.
+        const giveUp = (): void => {
+          child.kill('SIGTERM')
+          setTimeout(() => {
+            if (helpers.has(child)) child.kill('SIGKILL')
+          }, KILL_AFTER_MS).unref()
+        }
+        if (stop.aborted) giveUp()
+        else stop.addEventListener('abort', giveUp, { once: true })
       }),
     post: (socketPath, path, body) =>
       new Promise((resolve, reject) => {
