@@ -91,6 +91,19 @@ def test_a_cancelled_chain_counts_the_steps_that_ended_and_the_ones_it_did_not_r
     assert ended == [(1, Outcome("failure", True, Tally(succeeded=1, skipped=1)))]
 
 
+def test_a_chain_that_ran_to_its_end_names_itself_in_its_end() -> None:
+    ended: list[tuple[int, Outcome]] = []
+    h = host(a=Local())
+    chains = ChainSession(h.clock, _NoRunner(), h.ui, h.store, lambda chain, outcome: ended.append((chain, outcome)))
+    for number in (1, 2):
+        chains.command_typed("a", "; /a", "composer", True)
+        chains.report_run(number, 1, Success(""))
+        h.settle()
+        chains.report_run(number, 2, Success(""))
+
+    assert ended == [(1, Outcome("success", False, Tally(succeeded=2))), (2, Outcome("success", False, Tally(2)))]
+
+
 def test_a_chain_ended_well_only_when_it_ran_to_its_end_with_a_last_status_of_success() -> None:
     h = host(a=Local(), b=Throws("no"), c=Command(does=Local(), held=True))
 
