@@ -145,6 +145,16 @@ def test_a_prompt_step_that_a_pipe_follows_hands_on_its_turns_answer() -> None:
     assert h.runs == [("ask", ""), ("echo", "word")]
 
 
+def test_a_turn_that_ended_before_the_prompt_steps_run_resolved_still_hands_its_answer_on() -> None:
+    h = host(ask=Command(does=Prompt("say a word"), held=True), echo=Local())
+    h.type("/ask | /echo")
+
+    h.end_turn("answer", answer="word")
+    h.resolve("ask")
+
+    assert h.runs == [("ask", ""), ("echo", "word")]
+
+
 # A self-command the model asked for
 
 
