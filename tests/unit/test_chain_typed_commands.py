@@ -34,6 +34,24 @@ def test_the_persons_own_model_or_effort_that_starts_no_chain_runs_as_typed(comm
     assert h.ui.lines == []
 
 
+def test_the_persons_chain_of_and_with_model_in_it_keeps_the_seeds_lines_when_a_step_fails() -> None:
+    h = host(model=Local(), cost=Throws("no usage yet"), usage=Local())
+
+    h.type("/model opus && /cost && /usage")
+
+    stopped = "stopped after /cost: it failed: no usage yet; not run: /usage"
+    assert h.ui.lines == ["1/3: /model opus", "2/3: /cost", stopped]
+
+
+def test_a_pipe_after_a_refused_first_command_hands_nothing_on_and_does_not_run() -> None:
+    h = host(model=Local(output="opus"), cost=Local())
+
+    h.type("/model opus | /cost", "plugin")
+
+    assert h.runs == []
+    assert h.ui.lines[-1] == "ended: 0 succeeded, 0 failed, 2 skipped"
+
+
 # A running step's own run, or the person typing the same
 
 
