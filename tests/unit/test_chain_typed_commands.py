@@ -25,6 +25,16 @@ def test_the_persons_own_model_with_a_chain_in_its_args_runs_as_typed_when_chain
     assert h.ui.lines == []
 
 
+def test_anyone_elses_model_with_a_chain_in_its_args_is_answered_with_why_when_chains_are_off() -> None:
+    h = host(model=Local(), cost=Local())
+    h.store.data["enabled"] = False
+
+    h.type("/model opus && /cost", "plugin")
+
+    assert h.runs == []
+    assert h.answers == ["/model was not run: only the person may run /model or /effort, and this came from plugin"]
+
+
 @pytest.mark.parametrize("command", ["model", "effort"])
 def test_the_persons_own_model_or_effort_that_starts_no_chain_runs_as_typed(command: str) -> None:
     h = host(model=Local(), effort=Local())
