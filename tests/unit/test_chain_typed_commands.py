@@ -25,6 +25,16 @@ def test_the_persons_own_model_with_a_chain_in_its_args_runs_as_typed_when_chain
     assert h.ui.lines == []
 
 
+def test_anyone_elses_model_with_a_chain_in_its_args_is_answered_with_why_when_chains_are_off() -> None:
+    h = host(model=Local(), cost=Local())
+    h.store.data["enabled"] = False
+
+    h.type("/model opus && /cost", "plugin")
+
+    assert h.runs == []
+    assert h.answers == ["/model was not run: only the person may run /model or /effort, and this came from plugin"]
+
+
 @pytest.mark.parametrize("command", ["model", "effort"])
 def test_the_persons_own_model_or_effort_that_starts_no_chain_runs_as_typed(command: str) -> None:
     h = host(model=Local(), effort=Local())
@@ -32,6 +42,24 @@ def test_the_persons_own_model_or_effort_that_starts_no_chain_runs_as_typed(comm
     # A host that hands the chain hook a command whose arguments hold no `/<name>` after the operator.
     assert h.chains.command_typed(command, "high && more", "composer", True) is None
     assert h.ui.lines == []
+
+
+def test_the_persons_chain_of_and_with_model_in_it_keeps_the_seeds_lines_when_a_step_fails() -> None:
+    h = host(model=Local(), cost=Throws("no usage yet"), usage=Local())
+
+    h.type("/model opus && /cost && /usage")
+
+    stopped = "stopped after /cost: it failed: no usage yet; not run: /usage"
+    assert h.ui.lines == ["1/3: /model opus", "2/3: /cost", stopped]
+
+
+def test_a_pipe_after_a_refused_first_command_hands_nothing_on_and_does_not_run() -> None:
+    h = host(model=Local(output="opus"), cost=Local())
+
+    h.type("/model opus | /cost", "plugin")
+
+    assert h.runs == []
+    assert h.ui.lines[-1] == "ended: 0 succeeded, 0 failed, 2 skipped"
 
 
 # A running step's own run, or the person typing the same
@@ -91,6 +119,19 @@ def test_a_cancelled_chain_counts_the_steps_that_ended_and_the_ones_it_did_not_r
     assert ended == [(1, Outcome("failure", True, Tally(succeeded=1, skipped=1)))]
 
 
+def test_a_chain_that_ran_to_its_end_names_itself_in_its_end() -> None:
+    ended: list[tuple[int, Outcome]] = []
+    h = host(a=Local())
+    chains = ChainSession(h.clock, _NoRunner(), h.ui, h.store, lambda chain, outcome: ended.append((chain, outcome)))
+    for number in (1, 2):
+        chains.command_typed("a", "; /a", "composer", True)
+        chains.report_run(number, 1, Success(""))
+        h.settle()
+        chains.report_run(number, 2, Success(""))
+
+    assert ended == [(1, Outcome("success", False, Tally(succeeded=2))), (2, Outcome("success", False, Tally(2)))]
+
+
 def test_a_chain_ended_well_only_when_it_ran_to_its_end_with_a_last_status_of_success() -> None:
     h = host(a=Local(), b=Throws("no"), c=Command(does=Local(), held=True))
 
@@ -129,6 +170,16 @@ def test_a_prompt_step_that_a_pipe_follows_hands_on_its_turns_answer() -> None:
 
     assert hands_on(h.chains.state)
     h.end_turn("answer", answer="word")
+    assert h.runs == [("ask", ""), ("echo", "word")]
+
+
+def test_a_turn_that_ended_before_the_prompt_steps_run_resolved_still_hands_its_answer_on() -> None:
+    h = host(ask=Command(does=Prompt("say a word"), held=True), echo=Local())
+    h.type("/ask | /echo")
+
+    h.end_turn("answer", answer="word")
+    h.resolve("ask")
+
     assert h.runs == [("ask", ""), ("echo", "word")]
 
 
