@@ -61,6 +61,13 @@ class TestTheRule:
         assert not rule.may_run("model opus", "plugin") and not rule.may_run("effort", "plugin")
         assert rule_for(CLAUDE_CODE, None) == rule_for(CLAUDE_CODE, "") == DEFAULT_RULE
 
+    @pytest.mark.parametrize("word", ["on", " off ", "on\u3000"])
+    def test_turning_chaining_on_or_off_is_the_persons(self, word: str) -> None:
+        assert not DEFAULT_RULE.may_run("slash-chain", "plugin", args=word)
+        assert not DEFAULT_RULE.may_run("/slash-chain", "composer", handed=True, args=word)
+        assert DEFAULT_RULE.may_run("slash-chain", "composer", args=word)
+        assert DEFAULT_RULE.may_run("slash-chain", "plugin", args="stop")
+
     def test_in_a_session_a_harness_drives_its_own_steps_are_not_typing(self) -> None:
         rule = rule_for(CLAUDE_CODE, harness=True)
         assert not rule.may_run("config", "sdk") and rule.may_run("config", "composer")

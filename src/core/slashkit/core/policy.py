@@ -61,12 +61,6 @@ def is_refused(name: str) -> bool:
     return command_name(name) in REFUSED
 
 
-def typed_by_person(origin: str) -> bool:
-    """Tells whether a command or prompt of this origin is the person's own typing, in a session no slashkit
-    harness drives (`Rule.typed_by_person` says it for a session)."""
-    return origin in PERSON_TYPING
-
-
 @frozen
 class Rule:
     """The rule as one session applies it: which names are built-ins (the ones measured on the host's version,
