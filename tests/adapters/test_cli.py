@@ -196,7 +196,8 @@ def test_run_refuses_a_chain_longer_than_a_query_may_hold_in_one_line() -> None:
     # Typed into the session, Claude Code writes it back in one message the SDK could not read (issue 16, D6).
     refused = slashkit("run", "/cost " + "y" * 120_000 + " && /usage", "--claude", "/bin/true")
     assert (refused.returncode, refused.stdout) == (2, "")
-    assert refused.stderr.splitlines()[-1] == "slashkit run: error: a chain holds at most 100,000 characters, not 120,016"
+    last = refused.stderr.splitlines()[-1]
+    assert last == "slashkit run: error: a chain holds at most 100,000 characters, not 120,016"
 
 
 @pytest.mark.parametrize("timeout", ["nan", "inf", "-5", "0", "five"])

@@ -32,7 +32,7 @@ def test_anyone_elses_model_with_a_chain_in_its_args_is_answered_with_why_when_c
     h.type("/model opus && /cost", "plugin")
 
     assert h.runs == []
-    assert h.answers == ["/model was not run: only the person may run /model or /effort, and this came from plugin"]
+    assert h.answers == ["/model was not run: only the person may run /model, and this came from plugin"]
 
 
 @pytest.mark.parametrize("command", ["model", "effort"])
