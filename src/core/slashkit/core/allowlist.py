@@ -48,7 +48,7 @@ CLAUDE_CODE: Final = Allowlist(
         }
     ),
     safe={
-        "compact": "summarises the conversation so far in its place; no setting changes (seed 000's example)",
+        "compact": "summarises the conversation so far in its place; no setting changes (self-commands' example)",
         "context": _READS_ONLY + " (how the context window is used)",
         "usage": _READS_ONLY + " (cost and usage)",
         "cost": _READS_ONLY + " (an alias of usage)",
