@@ -11,7 +11,7 @@ from returns.result import Success
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost
 from slashkit.core.js_text import JS_WHITESPACE
-from slashkit.core.policy import Denied, may_run
+from slashkit.core.policy import DEFAULT_RULE, Denied
 from slashkit.core.ports import Identity
 from slashkit.core.self_command import ControlQueued, SkillQueued
 
@@ -143,5 +143,5 @@ def test_no_whitespace_of_either_language_lets_model_or_effort_run_for_anyone_bu
         "after a trailing slash": f"/{word}/{space}{args}",
     }[where]
 
-    assert not may_run(command, origin)
-    assert may_run(command, "composer")
+    assert not DEFAULT_RULE.may_run(command, origin)
+    assert DEFAULT_RULE.may_run(command, "composer")

@@ -3,7 +3,7 @@ person typed them, whatever slashes, spaces, casing or arguments are around the 
 
 import pytest
 
-from slashkit.core.policy import is_refused, may_run
+from slashkit.core.policy import DEFAULT_RULE, is_refused
 
 #: Origins that are not the person's typing (Claude Code's other `PromptOrigin` kinds, and none).
 OTHERS = ["plugin", "peer", "channel", "scheduled-trigger", "unclassified", ""]
@@ -15,8 +15,8 @@ PERSON = ["composer", "bridge", "sdk"]
 )
 def test_a_trailing_slash_does_not_hide_model_or_effort(command: str) -> None:
     assert is_refused(command)
-    assert [origin for origin in OTHERS if may_run(command, origin)] == []
-    assert all(may_run(command, origin) for origin in PERSON)
+    assert [origin for origin in OTHERS if DEFAULT_RULE.may_run(command, origin)] == []
+    assert all(DEFAULT_RULE.may_run(command, origin) for origin in PERSON)
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,7 @@ def test_a_trailing_slash_does_not_hide_model_or_effort(command: str) -> None:
 )
 def test_whitespace_of_either_language_around_the_name_does_not_hide_it(command: str) -> None:
     assert is_refused(command)
-    assert not may_run(command, "plugin")
+    assert not DEFAULT_RULE.may_run(command, "plugin")
 
 
 @pytest.mark.parametrize(
@@ -55,20 +55,20 @@ def test_whitespace_of_either_language_around_the_name_does_not_hide_it(command:
 )
 def test_a_command_that_only_looks_like_model_or_effort_runs_for_anyone(command: str) -> None:
     assert not is_refused(command)
-    assert may_run(command, "plugin")
+    assert DEFAULT_RULE.may_run(command, "plugin")
 
 
 @pytest.mark.parametrize("origin", PERSON)
 def test_the_persons_own_model_and_effort_run_unless_a_pipe_hands_them_text(origin: str) -> None:
-    assert may_run("/model opus", origin)
-    assert may_run("effort", origin)
-    assert not may_run("/model", origin, handed=True)
-    assert not may_run("effort", origin, handed=True)
+    assert DEFAULT_RULE.may_run("/model opus", origin)
+    assert DEFAULT_RULE.may_run("effort", origin)
+    assert not DEFAULT_RULE.may_run("/model", origin, handed=True)
+    assert not DEFAULT_RULE.may_run("effort", origin, handed=True)
 
 
 @pytest.mark.parametrize("origin", OTHERS)
 def test_anyone_elses_model_and_effort_are_refused_and_other_commands_run(origin: str) -> None:
-    assert not may_run("/model opus", origin)
-    assert not may_run("/effort", origin)
-    assert may_run("/compact", origin)
-    assert may_run("/compact", origin, handed=True)
+    assert not DEFAULT_RULE.may_run("/model opus", origin)
+    assert not DEFAULT_RULE.may_run("/effort", origin)
+    assert DEFAULT_RULE.may_run("/compact", origin)
+    assert DEFAULT_RULE.may_run("/compact", origin, handed=True)

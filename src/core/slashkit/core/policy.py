@@ -124,11 +124,6 @@ def rule_for(host: Allowlist, allowed: str | None = None, harness: bool = False)
 DEFAULT_RULE: Final = rule_for(CLAUDE_CODE)
 
 
-def may_run(command: str, origin: str, handed: bool = False, rule: Rule = DEFAULT_RULE) -> bool:
-    """Tells whether a command may run for this origin (`Rule.may_run`), by the default rule unless told."""
-    return rule.may_run(command, origin, handed)
-
-
 @frozen
 class Denied:
     """Refuse the call with this text; nothing runs. The one refusal every path answers with (the fail tool's

@@ -27,6 +27,7 @@ from claude_agent_sdk import (
 )
 from returns.result import Failure, Success
 
+from slashkit.adapters.bridge.bridge import HARNESS_VARIABLE
 from slashkit.adapters.memory import DictStore
 from slashkit.adapters.sdk.events import (
     CommandStarted,
@@ -79,7 +80,7 @@ SYNTHETIC: Final = "<synthetic>"
 #: Set in the environment of the Claude Code this host drives (slashkit.adapters.bridge.bridge.HARNESS_VARIABLE):
 #: a slashkit plugin installed for good, and so loaded into this session too, reads each step this host sends as
 #: the harness's text, never as the person's typing, and starts no chain of its own from it.
-HARNESS_MARK: Final = {"SLASHKIT_HARNESS": "sdk"}
+HARNESS_MARK: Final = {HARNESS_VARIABLE: "sdk"}
 #: The most characters `run` takes. Claude Code writes a query's text back in one JSON line, and the SDK reads no
 #: line over its `max_buffer_size` (1 MiB by default): a 1.1 MB text ends its reader, a 1.0 MB one runs (measured
 #: on claude-agent-sdk 0.2.184 with Claude Code 2.1.328). JSON writes a control character in 6 bytes, so this
