@@ -19,7 +19,7 @@ from slashkit.adapters.bridge.shim import (
     xdg_home,
 )
 from slashkit.core import texts
-from slashkit.core.chain_session import ENABLED_KEY
+from slashkit.core.session import ENABLED_KEY
 
 MARKETPLACE: Final = "slashkit"
 PLUGINS: Final = ("slash-chain", "self-command")
