@@ -1,12 +1,11 @@
 """An in-memory host: a manual clock, scripted commands, a recording UI log, a dict store and a scripted
 whoami, driving the core's session in the order a real host delivers events. For tests and embedding."""
 
-import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Final
 
 from attrs import define, field, frozen
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
 from slashkit.core import session as s
 from slashkit.core.chain import holds_chain
@@ -150,18 +149,14 @@ class DictEnvironment:
 
 @define
 class ScriptedWhoami:
-    """Answers whoami as lich would print a set identity, or prints nothing (a reason it could not tell); counts
-    the calls."""
+    """Answers whoami with a set identity, or with None (lich could not tell); counts the calls."""
 
-    answer: Result[Identity, str] = field(factory=lambda: Failure("no LICH_BIN"))
+    answer: Identity | None = None
     calls: int = 0
 
-    def whoami(self) -> str | None:
+    def whoami(self) -> Identity | None:
         self.calls += 1
-        if isinstance(self.answer, Failure):
-            return None
-        identity = self.answer.unwrap()
-        return json.dumps({"id": "lich-7f3a", "label": identity.label, "name": identity.name})
+        return self.answer
 
 
 @define

@@ -34,7 +34,9 @@ class Driver:
         for effect in moved.effects:
             self._apply(effect)
         if isinstance(moved.reply, s.AskWhoami):
-            return self.handle(s.WhoamiAnswered(moved.reply.token, self._whoami.whoami()))
+            known = self._whoami.whoami()
+            label, name = (None, None) if known is None else (known.label, known.name)
+            return self.handle(s.WhoamiAnswered(moved.reply.token, label, name))
         return moved.reply
 
     def reporter(self, token: int) -> Callable[[RunOutcome], None]:

@@ -6,6 +6,8 @@ from typing import Protocol
 
 from returns.result import Result
 
+from slashkit.core.self_command import Identity
+
 #: How a command's run ended: Success(the text it returned, "" when none), or Failure(the message it threw).
 RunOutcome = Result[str, str]
 
@@ -50,7 +52,7 @@ class Environment(Protocol):
 
 
 class Whoami(Protocol):
-    """Asks lich which session this is: what `$LICH_BIN whoami --json` printed, or None when it could not be
-    asked (no lich, a failure, a timeout)."""
+    """Asks lich which session this is (`$LICH_BIN whoami --json`); None when it could not tell (no lich, a
+    failure, a timeout)."""
 
-    def whoami(self) -> str | None: ...
+    def whoami(self) -> Identity | None: ...

@@ -1,7 +1,6 @@
 """Self-commands: when they are active, the tool-description notes, and what to do after a native refusal
 (queue a built-in, deny /model and /effort, or leave the native answer untouched). Pure decisions."""
 
-import json
 from collections.abc import Collection
 from typing import Final
 
@@ -134,26 +133,6 @@ def control_takes(action: object, value: object, is_error: bool) -> bool:
 def needs_whoami(lich: Lich, target: object) -> bool:
     """Tells whether lich must be asked who this session is: the id was not named exactly."""
     return target != lich.session_id
-
-
-def identity_of(output: str | None) -> Identity | None:
-    """Who `lich whoami --json` says this session is, from what it printed: the `label` and `name` of its object
-    (its other fields do not matter); None when it printed nothing of the kind, or could not be asked.
-
-    >>> identity_of('{"label": "api", "name": "Ada", "id": "s1"}')
-    Identity(label='api', name='Ada')
-    >>> identity_of("lich: no session") is None, identity_of("[" * 5000) is None, identity_of(None) is None
-    (True, True, True)
-    """
-    try:
-        # json's reader recurses once per nesting level: deep enough output raises RecursionError.
-        value = json.loads(output) if output is not None else None
-    except (ValueError, RecursionError):
-        return None
-    match value:
-        case {"label": str(label), "name": str(name)}:
-            return Identity(label, name)
-    return None
 
 
 def is_this_session(lich: Lich, target: object, identity: Identity | None) -> bool:

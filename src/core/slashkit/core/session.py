@@ -104,11 +104,20 @@ class ControlAnswered:
 
 @frozen
 class WhoamiAnswered:
-    """What `$LICH_BIN whoami --json` printed, for the `AskWhoami` reply with this token; None when it could not
-    tell (no lich, a failure, a timeout)."""
+    """Who lich says this session is, for the `AskWhoami` reply with this token: the `label` and `name` of the
+    object `$LICH_BIN whoami --json` printed, each None when it could not tell (no lich, a failure, a timeout,
+    output without them)."""
 
     token: int
-    output: str | None
+    label: str | None = None
+    name: str | None = None
+
+    @property
+    def identity(self) -> sc.Identity | None:
+        """Who this session is, when lich said both."""
+        if self.label is None or self.name is None:
+            return None
+        return sc.Identity(self.label, self.name)
 
 
 @frozen
@@ -359,10 +368,10 @@ def on_event(session: Session, event: Event) -> Moved:
             return Moved(session, reply=AskWhoami(token))
         case ControlAnswered():
             return Moved(session)
-        case WhoamiAnswered(token, output):
+        case WhoamiAnswered(token):
             session, asked = session.take(token)
             if isinstance(asked, ControlAnswered) and session.lich is not None:
-                return _control(session, session.lich, asked, sc.identity_of(output))
+                return _control(session, session.lich, asked, event.identity)
             return Moved(session)
         case BuiltinAsked(command, args, builtins):
             return _builtin_asked(session, command, args, builtins)
