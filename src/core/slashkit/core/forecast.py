@@ -19,12 +19,33 @@ from typing import Final
 import attrs
 
 from slashkit.core.chain_machine import Log, hands_on
-from slashkit.core.session import After, Effect, Moved, Report, Run, RunEnded, Session, TimerFired, on_event
+from slashkit.core.session import (
+    After,
+    Effect,
+    Moved,
+    Report,
+    Run,
+    RunEnded,
+    RunTyped,
+    Session,
+    TimerFired,
+    on_event,
+)
 
 #: Called with each token a forecast was made for; the helper records the version it holds for.
 Held = Callable[[int], None]
 #: How many moves ahead a forecast looks: a chain's step is two (its timer fires, its run ends), so 16 steps.
 MAX_AHEAD: Final = 32
+
+
+def foreseen(moved: Moved, held: Held) -> Moved:
+    """A move with what each of its timers and runs will do added, where that can be foreseen: its effects', and
+    the typed command's run its reply asks for (`RunTyped.then`)."""
+    effects = tuple(foresee(moved.session, effect, held) for effect in moved.effects)
+    reply = moved.reply
+    if isinstance(reply, RunTyped):
+        reply = attrs.evolve(reply, then=then(moved.session, reply.token, held))
+    return attrs.evolve(moved, effects=effects, reply=reply)
 
 
 def foresee(state: Session, effect: Effect, held: Held, ahead: int = MAX_AHEAD) -> Effect:

@@ -9,13 +9,11 @@ One `Bridge` per helper process.
 import sys
 import threading
 
-import attrs
-
 from slashkit.adapters.bridge import protocol as p
 from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import HOSTS
-from slashkit.core.forecast import foresee, then
+from slashkit.core.forecast import foreseen
 from slashkit.core.policy import rule_for
 from slashkit.core.ports import Environment
 
@@ -124,18 +122,13 @@ class Bridge:
 
     def _answer(self, event: p.Event, version: int) -> p.Answer:
         """The answer to the event handled as `version`; the session moves only once the whole answer is made."""
-        moved = s.on_event(self.state, event)
 
         def held(token: int) -> None:
             self._foreseen[token] = version
 
-        effects = tuple(foresee(moved.session, effect, held) for effect in moved.effects)
-        reply = moved.reply
-        if isinstance(reply, s.RunTyped):
-            reply = attrs.evolve(reply, then=then(moved.session, reply.token, held))
-        if self._carried_out(event, version - 1):
-            effects = ()
+        moved = foreseen(s.on_event(self.state, event), held)
+        effects = () if self._carried_out(event, version - 1) else moved.effects
         self.state = moved.session
         # A forecast is for a timer or run the session still waits on, or for none worth keeping.
         self._foreseen = {token: at for token, at in self._foreseen.items() if token in self.state.pending}
-        return p.Answer(version=version, wants=self.wants(), reply=reply, effects=effects)
+        return p.Answer(version=version, wants=self.wants(), reply=moved.reply, effects=effects)
