@@ -1,13 +1,24 @@
 """The application service every host drives (`slashkit.core.session`): tokens for what it waits on, reports that
 move nothing, the question for lich, and a harness's own self-command tool."""
 
+import attrs
 import pytest
 
 from slashkit.core import session as s
 from slashkit.core import texts
+from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain import Step
-from slashkit.core.chain_machine import ChainEnded, ChainTyped, Log, Outcome, Tally, ToolAnswered
-from slashkit.core.policy import Denied
+from slashkit.core.chain_machine import (
+    ChainEnded,
+    ChainTyped,
+    Log,
+    Outcome,
+    PromptHanded,
+    PromptText,
+    Tally,
+    ToolAnswered,
+)
+from slashkit.core.policy import Denied, rule_for
 from slashkit.core.self_command import ControlQueued
 from slashkit.core.texts import Key
 
@@ -169,3 +180,47 @@ def test_the_harness_tool_refuses_a_chain_in_the_arguments() -> None:
 
 def test_the_stored_setting_is_on_unless_it_is_false() -> None:
     assert [s.enabled(v) for v in (None, True, False, "false", 0)] == [True, True, False, True, True]
+
+
+# What the composition root gave the session reaches each decision
+
+
+def test_the_fail_note_names_the_fail_tool_the_host_gives_the_model() -> None:
+    head = s.on_event(s.opened(fail_tool="slash-chain_fail"), ChainTyped("review", "x && /b", "composer", True))
+
+    prompted = s.on_event(head.session, PromptHanded("review x"))
+
+    assert isinstance(prompted.reply, PromptText)
+    assert "slash-chain_fail" in prompted.reply.text
+    assert texts.FAIL_TOOL_ID not in prompted.reply.text
+
+
+def test_the_person_widens_the_allowlist_for_every_self_command_path() -> None:
+    widened = rule_for(CLAUDE_CODE, "config")
+    lich = s.on_event(s.opened(widened, lich=("lich-1", None)), s.SessionStarted(True)).session
+    control = s.ControlAnswered(True, BUILTINS, "lich-1", "command", "config")
+
+    assert isinstance(s.on_event(lich, control).reply, ControlQueued)
+    assert isinstance(s.on_event(s.opened(widened), s.BuiltinAsked("config", "", BUILTINS)).reply, ToolAnswered)
+    assert isinstance(s.on_event(in_lich(), control).reply, Denied)
+
+
+def test_an_answer_to_a_question_never_asked_leaves_an_active_session_as_it_was() -> None:
+    assert s.on_event(in_lich(), s.WhoamiAnswered(1, "fix/x", "repo-a1b2")) == s.Moved(in_lich())
+
+
+@pytest.mark.parametrize("command", ["model", "config", "deploy"])
+def test_a_refused_built_in_leaves_the_session_as_it_was(command: str) -> None:
+    assert s.on_event(s.opened(), s.BuiltinAsked(command, "", BUILTINS)).session == s.opened()
+
+
+def test_the_harness_tool_answers_a_queued_built_in_in_its_language() -> None:
+    moved = s.on_event(s.opened(language="pt-BR"), s.BuiltinAsked("compact", "", BUILTINS))
+
+    assert moved.reply == ToolAnswered(texts.text("pt-BR", Key.SKILL_QUEUED, queued="/compact"))
+
+
+def test_a_failed_queued_command_changes_nothing_but_the_notice() -> None:
+    queued = moves(in_lich(), s.SkillAnswered("compact", True, BUILTINS), s.TimerFired(1)).session
+
+    assert s.on_event(queued, s.RunEnded(2, "boom")).session == attrs.evolve(queued, pending={})

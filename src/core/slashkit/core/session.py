@@ -365,15 +365,8 @@ def on_event(session: Session, event: Event) -> Moved:
             return Moved(session, reply=None if described is None else Description(described))
         case SkillAnswered(skill, is_error, builtins, args):
             return _took(session, sc.skill_answered(session.lich, skill, args, is_error, builtins, session.rule))
-        case ControlAnswered() if session.lich is not None and sc.control_takes(
-            event.action, event.value, event.is_error
-        ):
-            if not sc.needs_whoami(session.lich, event.target):
-                return _control(session, session.lich, event, None)
-            session, token = session.hold(event)
-            return Moved(session, reply=AskWhoami(token))
         case ControlAnswered():
-            return Moved(session)
+            return _control_answered(session, event)
         case WhoamiAnswered(token):
             session, asked = session.take(token, ControlAnswered)
             if isinstance(asked, ControlAnswered) and session.lich is not None:
