@@ -27,11 +27,12 @@ export const START = { surface: 'terminal', isInteractive: true, cwd: '/tmp/proj
 /** What the engine adds to a command the person typed. */
 export const TYPED = { origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } } as const
 
-export type { Effect, Reply } from '../hooks/bridge.js'
-import type { Effect, Reply } from '../hooks/bridge.js'
+export type { Effect } from '../hooks/bridge.js'
+import type { Effect, WireReply } from '../hooks/bridge.js'
+export { VERSION }
 
-/** A version 2 answer; what is left out is filled in (the next version, no wants, no reply, no effects). */
-export type Answer = { version?: number; wants?: string[]; reply?: Reply | null; effects?: Effect[] }
+/** A bridge answer; what is left out is filled in (the next version, no wants, no reply, no effects). */
+export type Answer = { version?: number; wants?: string[]; reply?: WireReply | null; effects?: Effect[] }
 
 /**
  * How the fake helper answers one request: a bridge answer; a raw HTTP answer (`status`, `text`); a failed
@@ -156,7 +157,7 @@ export class FakeHelper {
   wire(answer: Answer): string {
     const version = answer.version ?? this.version + 1
     this.version = version
-    return JSON.stringify({ v: 2, version, wants: answer.wants ?? [], reply: answer.reply ?? null, effects: answer.effects ?? [] })
+    return JSON.stringify({ v: VERSION, version, wants: answer.wants ?? [], reply: answer.reply ?? null, effects: answer.effects ?? [] })
   }
 }
 
@@ -174,9 +175,14 @@ export function never<T>(): Promise<T> {
   return new Promise<T>(() => undefined)
 }
 
-/** A non-null text reply, for the common case. */
-export function text(value: string): Reply {
-  return { kind: 'text', text: value }
+/** A reply that answers the typed command with this text. */
+export function commandAnswer(value: string): WireReply {
+  return { kind: 'command.answer', text: value }
+}
+
+/** A reply that answers the fail tool's call with this text (not an error). */
+export function toolAnswer(value: string): WireReply {
+  return { kind: 'tool.answer', text: value }
 }
 
 /**

@@ -177,7 +177,7 @@ describe('refused tool calls', () => {
   test('a refused control_session call sends control.refused; a text reply answers it', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
     on('tool.call', { tool: 'mcp__lich__control_session' }, () => ({ isError: true, result: 'unknown action', text: 'unknown action' }))
-    fake.answer = sent => (sent.event === 'ControlAnswered' ? { wants: WANTS, reply: { kind: 'text', text: 'Queued /compact.' } } : { wants: WANTS })
+    fake.answer = sent => (sent.event === 'ControlAnswered' ? { wants: WANTS, reply: { kind: 'control', text: 'Queued /compact.' } } : { wants: WANTS })
     await $.session.start(START)
     const answer = await $.tool.call({ tool: 'mcp__lich__control_session', session: 'lich-7f3a', action: 'command', value: '/compact' })
     expect(answer).toMatchObject({ result: 'Queued /compact.' })

@@ -22,8 +22,14 @@ HELPER_MODULE: Final = "slashkit.adapters.bridge.helper"
 HELPER_SCRIPT: Final = "slashkit-helper"
 #: A helper that has not said READY by then is taken as unavailable (a cold start measured ~0.1-0.3 s).
 START_TIMEOUT_MS: Final = 5000
-#: Longest wait for one answer; whoami, the slowest thing the helper does, gives up after 2 s.
-ANSWER_TIMEOUT_MS: Final = 3000
+#: Longest wait for one answer: the helper answers from memory and waits on no other process (lich's whoami is the
+#: client's to run, `Host.whoami`), so an answer takes milliseconds, and a cold helper's first one ~0.1-0.2 s
+#: (docs/performance.md).
+ANSWER_TIMEOUT_MS: Final = 1000
+#: How long the client's host lets `$LICH_BIN whoami --json` run before it counts as no answer (lich-plugin's own
+#: hook gives whoami the same 2 s), and the most it reads of its stdout: lich's answer is a few hundred bytes.
+WHOAMI_TIMEOUT_MS: Final = 2000
+WHOAMI_MAX_OUTPUT: Final = 64 * 1024
 #: The files of the bridge's client an installer lays beside its shim: the client, and the wire's facts it imports.
 CLIENT_FILES: Final = ("client.ts", "wire.ts")
 
@@ -49,6 +55,8 @@ def helper_facts(python: str | None, fail_tool: str | None = None, host: str | N
         "HELPER_OPTIONS": options,
         "START_TIMEOUT_MS": START_TIMEOUT_MS,
         "ANSWER_TIMEOUT_MS": ANSWER_TIMEOUT_MS,
+        "WHOAMI_TIMEOUT_MS": WHOAMI_TIMEOUT_MS,
+        "WHOAMI_MAX_OUTPUT": WHOAMI_MAX_OUTPUT,
     }
 
 

@@ -4,15 +4,25 @@
  * Node's own modules (opencode runs plugins in Bun, which has them): the helper's process, HTTP over its unix
  * socket, timers. What a session does with the effects (its lines, its runs) is the plugin's.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { request } from 'node:http'
 import { delimiter, isAbsolute, join } from 'node:path'
 import type { Host, Link } from './client.js'
-import { ANSWER_TIMEOUT_MS, HELPER_ARGS, HELPER_OPTIONS, HELPER_SCRIPT, PYTHON, START_TIMEOUT_MS, UNAVAILABLE } from './host.js'
+import {
+  ANSWER_TIMEOUT_MS,
+  HELPER_ARGS,
+  HELPER_OPTIONS,
+  HELPER_SCRIPT,
+  PYTHON,
+  START_TIMEOUT_MS,
+  UNAVAILABLE,
+  WHOAMI_MAX_OUTPUT,
+  WHOAMI_TIMEOUT_MS,
+} from './host.js'
 
-export type { Answer, Effect, Link, Reply } from './client.js'
-export { ask, bounded, close, link, messageOf, reportRun, wanted } from './client.js'
+export type { Answer, Effect, Link, Reply, Ticket } from './client.js'
+export { ask, bounded, close, link, messageOf, wanted } from './client.js'
 
 /** Longest answer read; the helper's are a few KiB. */
 const MAX_ANSWER = 1 << 20
@@ -92,6 +102,35 @@ async function locate(): Promise<readonly string[]> {
     }
   }
   throw new Error(`no ${HELPER_SCRIPT} on PATH: install slashkit there, or set SLASHKIT_PYTHON to a Python with it`)
+}
+
+/**
+ * Who lich says this session is: `$LICH_BIN whoami --json`'s stdout when it exited 0 within WHOAMI_TIMEOUT_MS with
+ * no more than WHOAMI_MAX_OUTPUT bytes, else null. LICH_BIN counts only as the absolute path lich exports: PATH is
+ * never searched (a dev build and an installed lich may both be there). A child that outlives the timeout is
+ * killed, and the answer is null then whatever it still does.
+ */
+function whoami(): Promise<string | null> {
+  const bin = process.env.LICH_BIN ?? ''
+  if (!isAbsolute(bin)) return Promise.resolve(null)
+  return new Promise(resolve => {
+    let child: ChildProcess | undefined
+    const timer = setTimeout(() => {
+      child?.kill('SIGKILL')
+      resolve(null)
+    }, WHOAMI_TIMEOUT_MS)
+    const done = (output: string | null): void => {
+      clearTimeout(timer)
+      resolve(output)
+    }
+    try {
+      child = execFile(bin, ['whoami', '--json'], { encoding: 'utf8', maxBuffer: WHOAMI_MAX_OUTPUT, killSignal: 'SIGKILL' }, (err, stdout) =>
+        done(err === null ? stdout : null),
+      )
+    } catch {
+      done(null)
+    }
+  })
 }
 
 /** The bridge client's host for one opencode session. */
@@ -174,6 +213,7 @@ export function nodeHost(calls: SessionCalls): Host {
     saveEnabled: calls.saveEnabled,
     // opencode reads a plugin tool's description once; nothing to ask again.
     invalidate: () => undefined,
+    whoami,
     // Bun's HTTP client adds a hint for developers to a closed connection (measured on opencode 1.18.33: "The
     // socket connection was closed unexpectedly. For more information, pass `verbose: true` in the second argument
     // to fetch()"); the person's line keeps the reason.

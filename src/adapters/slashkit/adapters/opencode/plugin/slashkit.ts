@@ -8,7 +8,7 @@ import type { Plugin, ToolDefinition } from '@opencode-ai/plugin'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { ask, bounded, close, link, messageOf, nodeHost, reportRun, wanted, type Answer, type Effect, type Link } from './slashkit/bridge.js'
+import { ask, bounded, close, link, messageOf, nodeHost, wanted, type Answer, type Link, type Ticket } from './slashkit/bridge.js'
 import type { Host } from './slashkit/client.js'
 import * as facts from './slashkit/host.js'
 // The optional-event name that asks for a step's text with its end, generated from the core's.
@@ -47,7 +47,7 @@ type Session = {
   held: string[]
   /** The chain's first command run in the place of the person's prompt (a typed line led by a built-in), reported
    * once that prompt's turn ended. */
-  inPlace: { token: number; then: Effect[] | null; answer: NonNullable<Answer> } | undefined
+  inPlace: Ticket | undefined
   /** The lines the answer being asked for wrote, while a command's hook asks: its own answer is one more line. */
   logged: string[] | undefined
   /** The model the session's last message went to: compaction needs it named. */
@@ -242,11 +242,10 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     // which the turn would then answer instead of the prompt (measured on 1.18.33): the answer's lines wait.
     s.busy = true
     const answer = await ask(s.host, 'ChainTyped', { command: led.command, args: led.args, origin: 'composer', enabled: enabled() })
-    const reply = answer?.reply
     // Not a chain (or no answer): the prompt goes on as typed, and its turn's end lets any line out.
-    if (answer === undefined || reply?.kind !== 'run') return false
+    if (answer?.ticket === undefined) return false
     IN_PLACE[led.command]?.(parts, partId)
-    s.inPlace = { token: reply.token, then: reply.then ?? null, answer }
+    s.inPlace = answer.ticket
     return true
   }
 
@@ -261,7 +260,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
     const logged = s.logged
     s.logged = undefined
     const reply = answer?.reply
-    if (reply?.kind === 'text' && !logged.includes(reply.text)) await line(s, reply.text)
+    if (reply?.kind === 'command.answer' && !logged.includes(reply.text)) await line(s, reply.text)
     return answer
   }
 
@@ -318,7 +317,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
         // The only way to answer a command without a model turn (measured on 1.18.33: the command's parts always
         // become a prompt whose turn runs; the caller of the server's API gets HTTP 500, opencode issue #25916,
         // and the TUI shows nothing of it).
-        throw new Error(reply?.kind === 'text' ? reply.text : 'slash-chain: no answer')
+        throw new Error(reply?.kind === 'command.answer' ? reply.text : 'slash-chain: no answer')
       }
       if (!facts.SEPARATOR.test(input.arguments)) {
         s.typed = typed
@@ -329,22 +328,21 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       // The lines the answer wrote go out before the command's turn starts: one stored while it runs would
       // make opencode run one more turn (measured on 1.18.33).
       await s.lines
-      const reply = answer?.reply
       // The core answered the command itself: it is not to run.
-      if (reply?.kind === 'text') throw new Error(reply.text)
+      if (answer?.reply?.kind === 'command.answer') throw new Error(answer.reply.text)
       s.typed = typed
-      if (answer === undefined || reply?.kind !== 'run') return
-      let error: string | null = null
+      if (answer?.ticket === undefined) return
       try {
         const body = await template(input.command)
         const part = parts.find(p => p.type === 'text')
-        if (body !== undefined && part !== undefined) part.text = expand(body, reply.args)
+        if (body !== undefined && part !== undefined) part.text = expand(body, answer.reply.args)
         await handPrompt(s, parts)
       } catch (err) {
-        error = messageOf(err)
+        await answer.ticket.threw(messageOf(err))
+        return
       }
       // The typed command's text is its turn's answer, which TurnEnded carries.
-      await reportRun(s.host, reply.token, error, '', error === null ? (reply.then ?? null) : null, answer.at, answer.from)
+      await answer.ticket.resolved('')
     },
 
     'chat.message': async (input, output) => {
@@ -410,7 +408,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
       if (ran !== undefined) {
         // The turn of a prompt that ran the chain's first command in place: that command's run ended.
         s.inPlace = undefined
-        await reportRun(s.host, ran.token, reason === 'answer' ? null : reason, '', reason === 'answer' ? ran.then : null, ran.answer.at, ran.answer.from)
+        await (reason === 'answer' ? ran.resolved('') : ran.threw(reason))
         return
       }
       if (!wanted('TurnEnded', s.link)) return
@@ -430,7 +428,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
           const reply = s === undefined ? undefined : (await controlAnswered(s, part))?.reply
           if (reply?.kind === 'deny') part.state.error = reply.text
           // A queued command answers the call (not an error); a completed state is opencode's form of a result.
-          if (reply?.kind === 'text') {
+          if (reply?.kind === 'control') {
             const { input, time } = part.state
             const start = time?.start ?? Date.now()
             part.state = { status: 'completed', input, output: reply.text, title: '', metadata: {}, time: { start, end: time?.end ?? start } }
@@ -453,7 +451,7 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
             throw new Error(facts.FAIL_NOTHING_WAITS)
           }
           const reply = (await ask(s.host, 'FailCalled', { reason: args['reason'] ?? null, agent: null }))?.reply
-          if (reply?.kind === 'text') return reply.text
+          if (reply?.kind === 'tool.answer') return reply.text
           throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
         },
       },
