@@ -34,7 +34,7 @@ KIT: Final = claude_cli.REPO_ROOT / "tests" / "kit"
 NO_PYTHON: Final = "/nonexistent/python"
 #: How many tests each plugin's kit file holds: a test that stops running (or a file that stops loading)
 #: shows as a lower count. Update it with the file.
-EXPECTED_TESTS: Final = {"slash-chain": 60, "self-command": 20}
+EXPECTED_TESTS: Final = {"slash-chain": 60, "self-command": 25}
 #: The bridge events each plugin's kit tests make it send; together, every event of the protocol.
 EXPECTED_EVENTS: Final = {
     "slash-chain": {
@@ -49,7 +49,15 @@ EXPECTED_EVENTS: Final = {
         "TimerFired",
         "RunEnded",
     },
-    "self-command": {"SessionStarted", "ToolDescribed", "SkillAnswered", "ControlAnswered", "TimerFired", "RunEnded"},
+    "self-command": {
+        "SessionStarted",
+        "ToolDescribed",
+        "SkillAnswered",
+        "ControlAnswered",
+        "WhoamiAnswered",
+        "TimerFired",
+        "RunEnded",
+    },
 }
 KIT_TIMEOUT: Final = 240.0
 #: Leads the line tests/kit/fake-helper.ts prints for each request body (WIRE_MARK there).

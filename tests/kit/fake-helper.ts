@@ -98,6 +98,10 @@ export class FakeHelper {
   spawnModes: SpawnMode[] = []
   /** The helper's script: its answer to each request (a promise holds the answer back). */
   answer: (sent: Sent) => Response | Promise<Response> = () => ({})
+  /** The argv of every `$.process.run`, and how each run ends: a result, or a rejection (a child the engine killed
+   * at its timeout rejects the call). By default, as a `lich` that is not there: exit 127. */
+  readonly processRuns: string[][] = []
+  processRun: (argv: readonly string[]) => { exitCode: number; stdout: string } | { reject: string } = () => ({ exitCode: 127, stdout: '' })
   /** The engine's answer to a command run beneath the plugin; a throw makes the run fail. */
   command: (e: CommandRan) => CommandAnswer | Promise<CommandAnswer> = e => ({ text: `ran /${e.command} ${e.args}` })
   /** The sockets of the helpers still running; a request to another is refused, as a dead helper's is. */
@@ -242,6 +246,14 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
   on('skill.prompt', (_, e) => ({ text: e.text }))
   on('turn.complete', (_, e) => ({ text: e.answer }))
   on('prompt.submit', (_, e) => ({ text: e.text }))
+
+  on('process.run', (_, e) => {
+    fake.processRuns.push([...e.argv])
+    fake.changed()
+    const ran = fake.processRun(e.argv)
+    if ('reject' in ran) return { deny: ran.reject }
+    return { value: { ...ran, stderr: '', isStdoutTruncated: false, isStderrTruncated: false } }
+  })
 
   on('command.run', async (_, e) => {
     const ran = { command: e.command, args: e.args ?? '', origin: e.origin }

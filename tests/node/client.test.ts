@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ask, bounded, close, link, prepare, wanted, type Effect, type Host, type Link } from './client.js'
+import { ask, bounded, close, identity, link, prepare, wanted, type Effect, type Host, type Link } from './client.js'
 import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, MAX_TEXT, STEP_OUTPUT, VERSION } from './wire.js'
 
 const START_MS = 5000
@@ -440,27 +440,29 @@ const queued = { kind: 'control', text: 'Queued /compact.' }
 
 test('a whoami reply: the client asks the host, sends WhoamiAnswered, and returns that answer instead', async () => {
   const f = new Fake()
-  f.whoamiOutput = '{"label": "main", "name": "ann"}\n'
+  f.whoamiOutput = '{"id": "7f3a", "label": "main", "name": "ann", "project": "p"}\n'
   f.respond = request => answer(request.seq, request.event === 'ControlAnswered' ? { reply: { kind: 'whoami', token: 4 } } : { reply: queued, effects: [{ kind: 'log', text: 'queued' }] })
   const got = await ask(f.host, 'ControlAnswered', control)
   assert.deepEqual(got, { reply: queued })
   assert.equal(f.whoamis, 1)
   assert.deepEqual(f.sent(), ['ControlAnswered:1', 'WhoamiAnswered:2'])
-  assert.deepEqual(f.requests[1]?.e, { token: 4, output: '{"label": "main", "name": "ann"}\n' })
+  assert.deepEqual(f.requests[1]?.e, { token: 4, label: 'main', name: 'ann' })
   assert.deepEqual(f.lines, ['queued'])
 })
 
-test('a whoami that could not answer is sent as null output, and one that printed too much is cut to MAX_TEXT', async () => {
-  for (const [printed, sent] of [
-    [null, null],
-    ['w'.repeat(MAX_TEXT + 5), 'w'.repeat(MAX_TEXT)],
-  ] as const) {
+test('a whoami that could not answer, or printed no label and name, is sent as neither', async () => {
+  for (const printed of [null, '', 'lich 0.63', '[1, 2]', 'null', '{"label": "main"}', '{"label": "main", "name": 7}', '{"label": "main", "name": "ann"']) {
     const f = new Fake()
     f.whoamiOutput = printed
     f.respond = request => answer(request.seq, { reply: request.event === 'WhoamiAnswered' ? { kind: 'deny', text: 'not yours' } : { kind: 'whoami', token: 1 } })
     assert.deepEqual(await ask(f.host, 'ControlAnswered', control), { reply: { kind: 'deny', text: 'not yours' } })
-    assert.deepEqual(f.requests[1]?.e, { token: 1, output: sent })
+    assert.deepEqual(f.requests[1]?.e, { token: 1, label: null, name: null }, String(printed))
   }
+})
+
+test('identity() cuts a label or name from outside to MAX_TEXT', () => {
+  const long = 'l'.repeat(MAX_TEXT + 3)
+  assert.deepEqual(identity(JSON.stringify({ label: long, name: 'ann' })), { label: 'l'.repeat(MAX_TEXT), name: 'ann' })
 })
 
 test('a host whoami that rejects counts as no answer: ask still never throws', async () => {
@@ -468,7 +470,7 @@ test('a host whoami that rejects counts as no answer: ask still never throws', a
   f.host.whoami = () => Promise.reject(new Error('spawn EACCES'))
   f.respond = request => answer(request.seq, { reply: request.event === 'WhoamiAnswered' ? queued : { kind: 'whoami', token: 2 } })
   assert.deepEqual(await ask(f.host, 'ControlAnswered', control), { reply: queued })
-  assert.deepEqual(f.requests[1]?.e, { token: 2, output: null })
+  assert.deepEqual(f.requests[1]?.e, { token: 2, label: null, name: null })
 })
 
 test('whoami is asked once an event: a second whoami reply is no reply, and nothing more is sent', async () => {

@@ -173,8 +173,8 @@ export function prepare(host: Host): void {
 
 /**
  * Sends one event and carries out the effects the answer holds; never throws. When the helper needs to know who
- * this session is to answer it (a `whoami` reply), the client asks the host (`Host.whoami`), sends what it said as
- * `WhoamiAnswered`, and that event's answer is the one returned: the helper never waits on lich itself.
+ * this session is to answer it (a `whoami` reply), the client asks the host (`Host.whoami`), sends what lich said
+ * as `WhoamiAnswered` (`identity`), and that event's answer is the one returned: the helper never waits on lich.
  */
 export async function ask(host: Host, event: string, e: unknown): Promise<Answer> {
   const answer = await exchange(host, event, e)
@@ -182,8 +182,26 @@ export async function ask(host: Host, event: string, e: unknown): Promise<Answer
   const output = await host.whoami().catch(() => null)
   // A helper given up while lich answered has forgotten what it asked: a fresh one is not started for it.
   if (linkOf(host).helper !== answer.from) return { reply: null }
-  const second = await exchange(host, 'WhoamiAnswered', { token: answer.reply.token, output: output === null ? null : bounded(output) })
+  const second = await exchange(host, 'WhoamiAnswered', { token: answer.reply.token, ...identity(output) })
   return answered(host, second)
+}
+
+/**
+ * Who lich says this session is, read from what `$LICH_BIN whoami --json` printed (`Host.whoami`): the `label` and
+ * `name` of the object it printed when both are strings (its other fields do not matter), else neither: no lich, a
+ * failure, output that is not JSON or lacks them. The core reads no JSON, so the client does.
+ */
+export function identity(output: string | null): { label: string | null; name: string | null } {
+  try {
+    const said: unknown = output === null ? null : JSON.parse(output)
+    if (typeof said === 'object' && said !== null) {
+      const { label, name } = said as Record<string, unknown>
+      if (typeof label === 'string' && typeof name === 'string') return { label: bounded(label), name: bounded(name) }
+    }
+  } catch {
+    // not JSON: lich told nothing
+  }
+  return { label: null, name: null }
 }
 
 /** What one event's answer gives the caller: its reply, with a ticket for a `run.typed`. */
