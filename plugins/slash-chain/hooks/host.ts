@@ -15,3 +15,4 @@ export const COMMAND_DESCRIPTION = "Runs /a && /b one after another: status, sto
 export const COMMAND_HINT = "[stop | on | off]"
 export const FAIL_DESCRIPTION = "Stops the running slash-chain (/a && /b) because the step you were handed failed, so the commands after it do not run. Call it only while a slash-chain step waits on your turn, and only when you could not do what that step asked; a step you did does not need it."
 export const FAIL_SCHEMA = {"type": "object", "properties": {"reason": {"type": "string", "description": "Why the step failed, in one sentence."}}, "required": ["reason"]}
+export const SEPARATOR = /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/

@@ -36,8 +36,9 @@ export const register: Register = on => {
   })
 
   // Only a command whose arguments hold an operator and `/<name>` (slashkit.core.chain.SEPARATOR_JS) runs this
-  // hook, whoever ran it, so a single command never starts Python. A literal, so `claude plugin validate` prints
-  // the pattern.
+  // hook, whoever ran it, so a single command never starts Python. The engine reads a matcher only as a literal
+  // (imported, `claude plugin validate` lists it as `?`), so laying the plugin out writes the core's pattern here in
+  // the place of SEPARATOR (slashkit.adapters.claude_code.plugins.inline_separator).
   on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
     // The helper's cold start is the whole of a first chain's wait: it starts before the setting is read.
     prepare(host($))

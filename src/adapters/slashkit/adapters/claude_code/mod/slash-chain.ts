@@ -5,6 +5,7 @@
 import type { EngineInterface, Register } from 'claude-code'
 import { ask, bounded, enabled, host, messageOf, prepare, wanted } from './bridge.js'
 import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
+import { SEPARATOR } from './host.js'
 
 /** The engine's command list as the refusal rule reads it: every name, and the built-ins among them. */
 async function listed($: EngineInterface): Promise<{ commands: string[]; builtins: string[] }> {
@@ -36,9 +37,10 @@ export const register: Register = on => {
   })
 
   // Only a command whose arguments hold an operator and `/<name>` (slashkit.core.chain.SEPARATOR_JS) runs this
-  // hook, whoever ran it, so a single command never starts Python. A literal, so `claude plugin validate` prints
-  // the pattern.
-  on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
+  // hook, whoever ran it, so a single command never starts Python. The engine reads a matcher only as a literal
+  // (imported, `claude plugin validate` lists it as `?`), so laying the plugin out writes the core's pattern here in
+  // the place of SEPARATOR (slashkit.adapters.claude_code.plugins.inline_separator).
+  on('command.run', { args: SEPARATOR }, async ($, e, next) => {
     // The helper's cold start is the whole of a first chain's wait: it starts before the setting is read.
     prepare(host($))
     const [setting, names] = await Promise.all([enabled($), listed($)])
