@@ -36,7 +36,7 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 WORK: Final = ROOT / ".mutation"
 EQUIVALENT_FILE: Final = ROOT / "scripts" / "equivalent-mutants.txt"
 #: The modules `scripts/mutate` runs when none is named: the ones docs/testing.md sets goals for.
-DEFAULT_MODULES: Final = ("policy", "chain", "chain_machine", "self_command")
+DEFAULT_MODULES: Final = ("policy", "chain", "chain_machine", "self_command", "session")
 FAST_TESTS: Final = ("tests/unit", "tests/property", "src/slashkit/core")
 #: pytest's arguments for every run: the database off, and the one fast test that reads the repository's own
 #: layout (which imports each module makes), which the work folder does not have and no mutant changes.

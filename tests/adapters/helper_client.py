@@ -84,7 +84,7 @@ class Helper:
         return read_answer(connection)
 
     def event(self, event: str, connection: socket.socket | None = None, **e: object) -> Answered:
-        body = json.dumps({"v": 2, "event": event, "e": e}).encode()
+        body = json.dumps({"v": 3, "event": event, "e": e}).encode()
         head = f"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: {len(body)}\r\n\r\n".encode()
         return self.send(head + body, connection)
 

@@ -1,4 +1,4 @@
-"""The bridge's Python end: the wire format it reads and writes, and the events it turns into use-case calls."""
+"""The bridge's Python end: the wire format it reads and writes, and the session it carries."""
 
 import json
 from typing import Any
@@ -8,16 +8,15 @@ from returns.result import Success
 
 from slashkit.adapters.bridge import protocol as p
 from slashkit.adapters.bridge.bridge import Bridge
-from slashkit.adapters.bridge.forecast import MAX_AHEAD
-from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
+from slashkit.adapters.memory import DictEnvironment
 from slashkit.core import chain_machine as m
 from slashkit.core.chain import Step
-from slashkit.core.ports import Identity
+from slashkit.core.forecast import MAX_AHEAD
 from slashkit.core.texts import FAIL_TOOL_ID, HANDED_CUT, MAX_HANDED, fail_note
 
 
 def message(event: str, **e: Any) -> bytes:
-    return json.dumps({"v": 2, "event": event, "e": e}).encode()
+    return json.dumps({"v": 3, "event": event, "e": e}).encode()
 
 
 def send(bridge: Bridge, event: str, **e: Any) -> dict[str, Any]:
@@ -33,7 +32,7 @@ def logs(answer: dict[str, Any]) -> list[str]:
 
 @pytest.fixture
 def bridge() -> Bridge:
-    return Bridge(DictEnvironment(), ScriptedWhoami())
+    return Bridge(DictEnvironment())
 
 
 class TestDecode:
@@ -41,8 +40,8 @@ class TestDecode:
         ("body", "why"),
         [
             (b"not json", "request is not JSON"),
-            (b"[1]", "request is not a version 2 bridge message"),
-            (json.dumps({"v": 1, "event": "TimerFired", "e": {"token": 1}}).encode(), "not a version 2"),
+            (b"[1]", "request is not a version 3 bridge message"),
+            (json.dumps({"v": 1, "event": "TimerFired", "e": {"token": 1}}).encode(), "not a version 3"),
             (message("no.such.event"), "unknown event 'no.such.event'"),
             (
                 message("TimerFired", token="one"),
@@ -52,23 +51,23 @@ class TestDecode:
             (message("ChainTyped", command="a"), "bad ChainTyped event"),
             (b" " * (p.MAX_BODY + 1), "over the 1048576 byte limit"),
             (b"[" * 65 + b"]" * 65, "request nests deeper than 64 levels"),
-            (b'"' + b"[" * 100 + b'"', "not a version 2"),
+            (b'"' + b"[" * 100 + b'"', "not a version 3"),
             (b"\xff{}", "request is not JSON"),
             (b"[" + b"1" * 4301 + b"]", "a number of more than 32 characters"),
             (b"[1e400]", "the number 1e400, which is not finite"),
             (b"[NaN]", "the number NaN, which JSON does not have"),
-            (json.dumps({"v": True, "event": "TimerFired", "e": {"token": 1}}).encode(), "not a version 2"),
-            (json.dumps({"v": 2, "seq": True, "event": "TimerFired", "e": {"token": 1}}).encode(), "seq is True"),
+            (json.dumps({"v": True, "event": "TimerFired", "e": {"token": 1}}).encode(), "not a version 3"),
+            (json.dumps({"v": 3, "seq": True, "event": "TimerFired", "e": {"token": 1}}).encode(), "seq is True"),
             # A key the request does not have, beside the four it does: the client is out of step.
             (
-                json.dumps({"v": 2, "seq": 1, "event": "TimerFired", "e": {"token": 1}, "session": "x"}).encode(),
+                json.dumps({"v": 3, "seq": 1, "event": "TimerFired", "e": {"token": 1}, "session": "x"}).encode(),
                 "unknown request key(s) 'session'",
             ),
             (
-                json.dumps({"v": 2, "event": "TimerFired"}).encode(),
+                json.dumps({"v": 3, "event": "TimerFired"}).encode(),
                 "bad TimerFired event: e is NoneType, not an object",
             ),
-            (json.dumps({"v": 2, "event": "TimerFired", "e": [["token", 1]]}).encode(), "e is list, not an object"),
+            (json.dumps({"v": 3, "event": "TimerFired", "e": [["token", 1]]}).encode(), "e is list, not an object"),
         ],
     )
     def test_a_request_it_cannot_read_is_refused_with_one_line_saying_why(self, body: bytes, why: str) -> None:
@@ -90,13 +89,13 @@ class TestDecode:
         assert "@ $.builtins" in decoded.failure()
 
     def test_a_refused_request_still_names_its_seq_when_it_holds_one(self) -> None:
-        assert p.seq_of(json.dumps({"v": 2, "seq": 7, "event": "TimerFired", "e": {"token": "x"}}).encode()) == 7
+        assert p.seq_of(json.dumps({"v": 3, "seq": 7, "event": "TimerFired", "e": {"token": "x"}}).encode()) == 7
         assert p.seq_of(b'{"seq": true}') is None
         assert p.seq_of(b"{not json") is None
 
     def test_an_answer_is_ascii_and_reads_back_to_the_same_strings(self) -> None:
         text = "\udcff \U0001f600 \u2028"
-        written = p.encode(p.Answer(1, frozenset(), p.Text(text), (p.Log(text),)))
+        written = p.encode(p.Answer(1, frozenset(), m.CommandAnswer(text), (m.Log(text),)))
         assert written.isascii()
         assert json.loads(written)["reply"]["text"] == json.loads(written)["effects"][0]["text"] == text
 
@@ -115,7 +114,8 @@ class TestDecode:
 class TestChains:
     def test_a_chain_runs_through_its_events_with_the_reference_lines(self, bridge: Bridge) -> None:
         typed = send(bridge, "ChainTyped", command="cost", args="&& /context", origin="sdk", enabled=True)
-        assert {k: typed["reply"][k] for k in ("kind", "args", "token")} == {"kind": "run", "args": "", "token": 1}
+        head = {k: typed["reply"][k] for k in ("kind", "args", "token")}
+        assert head == {"kind": "run.typed", "args": "", "token": 1}
         assert logs(typed) == ["1/2: /cost"]
         ran = send(bridge, "RunEnded", token=1)
         assert logs(ran) == ["2/2: /context"]
@@ -130,7 +130,7 @@ class TestChains:
     def test_the_stored_setting_the_mod_read_decides_and_a_change_goes_back_as_an_effect(self, bridge: Bridge) -> None:
         assert send(bridge, "ChainTyped", command="a", args="&& /b", origin="composer", enabled=False)["reply"] is None
         off = send(bridge, "ChainCommandTyped", args="on", enabled=False)
-        assert off["reply"] == {"kind": "text", "text": "on: /a && /b runs /b once /a ended well"}
+        assert off["reply"] == {"kind": "command.answer", "text": "on: /a && /b runs /b once /a ended well"}
         assert {"kind": "save.enabled", "enabled": True} in off["effects"]
 
     def test_the_typed_command_carries_what_its_end_does_all_the_way_to_the_last_line(self, bridge: Bridge) -> None:
@@ -163,7 +163,7 @@ class TestChains:
         later.start()
         answers[1] = bridge.handle(typed, seq=1)
         later.join(timeout=5)
-        assert answers[2].reply == p.Text("on · 1/2 /a, running")
+        assert answers[2].reply == m.CommandAnswer("on · 1/2 /a, running")
         assert (answers[1].version, answers[2].version) == (1, 2)
 
     def test_a_timer_carries_what_it_will_do_and_an_applied_one_is_not_done_twice(self, bridge: Bridge) -> None:
@@ -222,7 +222,7 @@ class TestChains:
         # character, it is still a request the helper reads, and longer than a `|` hands on, so the next step is
         # told the text was cut.
         send(bridge, "ChainTyped", command="a", args="| /b", origin="composer", enabled=True)
-        ended = json.dumps({"v": 2, "event": "RunEnded", "e": {"token": 1, "error": None, "output": "\0" * p.MAX_TEXT}})
+        ended = json.dumps({"v": 3, "event": "RunEnded", "e": {"token": 1, "error": None, "output": "\0" * p.MAX_TEXT}})
         assert len(ended) > 6 * p.MAX_TEXT
         decoded = p.decode(ended.encode())
         assert isinstance(decoded, Success), decoded
@@ -250,7 +250,7 @@ class TestChains:
             send(bridge, "ChainTyped", command="a", args=f"{n} && /b", origin="plugin", enabled=True)
         assert list(bridge.state.pending) == [200]
         send(bridge, "RunEnded", token=200)
-        assert [type(what).__name__ for what in bridge.state.pending.values()] == ["StepTimer"]
+        assert [type(what).__name__ for what in bridge.state.pending.values()] == ["StartTimer"]
 
     def test_a_prompt_step_amends_its_prompt_and_the_fail_tool_answers(self, bridge: Bridge) -> None:
         send(bridge, "ChainTyped", command="review", args="x && /b", origin="composer", enabled=True)
@@ -259,13 +259,14 @@ class TestChains:
         assert prompt["reply"]["text"].startswith("review x\n\n[slash-chain] This is step 1/2 of a chain")
         assert send(bridge, "FailCalled", reason=" ", agent=None)["reply"]["kind"] == "deny"
         stopped = send(bridge, "FailCalled", reason="no diff", agent=None)
-        assert stopped["reply"] == {"kind": "text", "text": "The chain stopped; the steps after this one do not run."}
+        answered = {"kind": "tool.answer", "text": "The chain stopped; the steps after this one do not run."}
+        assert stopped["reply"] == answered
         assert logs(stopped) == ["stopped after /review: the model reported it failed: no diff; not run: /b"]
 
     @pytest.mark.parametrize("named", ["slash-chain_fail", None])
     def test_the_fail_note_names_the_tool_as_the_host_named_it(self, named: str | None) -> None:
         # A host that gives the model the fail tool under its own name starts the helper saying so.
-        bridge = Bridge(DictEnvironment({}), ScriptedWhoami(), named)
+        bridge = Bridge(DictEnvironment({}), named)
         note_names = named or FAIL_TOOL_ID
         send(bridge, "ChainTyped", command="review", args="x && /b", origin="composer", enabled=True)
         note = send(bridge, "PromptHanded", text="review x")["reply"]["text"].split("\n\n", 1)[1]
@@ -278,8 +279,7 @@ class TestChains:
 class TestSelfCommands:
     @pytest.fixture
     def lich(self) -> Bridge:
-        whoami = ScriptedWhoami(Success(Identity(label="fix/x", name="proj-a1b2")))
-        return Bridge(DictEnvironment({"LICH_SESSION_ID": "lich-1"}), whoami)
+        return Bridge(DictEnvironment({"LICH_SESSION_ID": "lich-1"}))
 
     def test_an_interactive_session_inside_lich_redraws_the_descriptions(self, lich: Bridge) -> None:
         started = send(lich, "SessionStarted", interactive=True)
@@ -299,20 +299,30 @@ class TestSelfCommands:
         assert [(fx["command"], fx["args"]) for fx in after["fires"]] == [("compact", "now")]
         assert send(lich, "SkillAnswered", skill="deploy", is_error=True, builtins=builtins)["reply"] is None
 
-    def test_model_is_denied_on_the_control_path_by_label(self, lich: Bridge) -> None:
+    def test_model_is_denied_on_the_control_path_by_label_once_lich_says_who_this_is(self, lich: Bridge) -> None:
         send(lich, "SessionStarted", interactive=True)
-        denied = send(
-            lich,
-            "ControlAnswered",
-            target="FIX/X",
-            action="command",
-            value="model",
-            args="opus",
-            is_error=True,
-            builtins=["model"],
-        )
+        call = {"action": "command", "value": "model", "args": "opus", "is_error": True, "builtins": ["model"]}
+        asked = send(lich, "ControlAnswered", target="FIX/X", **call)
+        assert (asked["reply"]["kind"], asked["effects"]) == ("whoami", [])
+        denied = send(lich, "WhoamiAnswered", token=asked["reply"]["token"], label="fix/x", name="proj-a1b2")
         assert denied["reply"]["kind"] == "deny"
         assert denied["effects"] == []
+
+    def test_a_control_call_by_name_is_left_alone_when_lich_could_not_say(self, lich: Bridge) -> None:
+        send(lich, "SessionStarted", interactive=True)
+        call = {"action": "command", "value": "compact", "is_error": True, "builtins": ["compact"]}
+        asked = send(lich, "ControlAnswered", target="proj-a1b2", **call)
+        answered = send(lich, "WhoamiAnswered", token=asked["reply"]["token"], label=None, name=None)
+        assert (answered["reply"], answered["effects"]) == (None, [])
+        # An answer for a question this helper never asked (a restarted one's) leaves the native answer too.
+        assert send(lich, "WhoamiAnswered", token=99, label="x", name="y")["reply"] is None
+
+    def test_a_control_call_by_id_needs_no_question(self, lich: Bridge) -> None:
+        send(lich, "SessionStarted", interactive=True)
+        call = {"action": "command", "value": "compact", "is_error": True, "builtins": ["compact"]}
+        queued = send(lich, "ControlAnswered", target="lich-1", **call)
+        assert queued["reply"]["kind"] == "control"
+        assert [fx["kind"] for fx in queued["effects"]] == ["after"]
 
     def test_a_session_that_is_not_interactive_changes_nothing(self, lich: Bridge) -> None:
         started = send(lich, "SessionStarted", interactive=False)

@@ -57,7 +57,7 @@ class Helper:
         return status, answer
 
     def event(self, event: str, **e: object) -> tuple[int, dict[str, object]]:
-        return self.request(json.dumps({"v": 2, "event": event, "e": e}).encode())
+        return self.request(json.dumps({"v": 3, "event": event, "e": e}).encode())
 
     def kill(self) -> None:
         """Kills the helper, and removes the private directory a killed helper cannot remove itself."""
@@ -94,7 +94,7 @@ def test_a_malformed_event_gets_a_clear_error_and_leaves_the_state_unchanged(hel
     assert helper.request(b"{not json") == (
         400,
         {
-            "v": 2,
+            "v": 3,
             "error": "request is not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
         },
     )
@@ -102,7 +102,7 @@ def test_a_malformed_event_gets_a_clear_error_and_leaves_the_state_unchanged(hel
     assert status == 400
     assert "bad TurnEnded event" in str(refused["error"])
     status, status_text = helper.event("ChainCommandTyped", args="", enabled=True)
-    assert status_text["reply"] == {"kind": "text", "text": "on · 1/2 /a x, running"}
+    assert status_text["reply"] == {"kind": "command.answer", "text": "on · 1/2 /a x, running"}
     assert status_text["version"] == 2
 
 

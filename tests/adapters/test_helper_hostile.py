@@ -16,7 +16,7 @@ import pytest
 from slashkit.adapters.bridge import protocol as p
 from slashkit.adapters.bridge import server as h
 from slashkit.adapters.bridge.bridge import MAX_SEQ_AHEAD, Bridge
-from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
+from slashkit.adapters.memory import DictEnvironment
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from tests.adapters.helper_client import Answered, Helper, read_answer
@@ -32,7 +32,7 @@ def helper() -> Iterator[Helper]:
 
 def event_body(**message: object) -> bytes:
     return json.dumps(
-        {"v": 2, "event": "PromptSubmitted", "e": {"text": "hi", "origin": "composer"}, **message}
+        {"v": 3, "event": "PromptSubmitted", "e": {"text": "hi", "origin": "composer"}, **message}
     ).encode()
 
 
@@ -49,7 +49,7 @@ def refused(answered: Answered, status: int, why: str) -> None:
 class TestBodies:
     def test_json_nested_a_thousand_deep_is_refused(self, helper: Helper) -> None:
         deep = b"[" * 1000 + b"]" * 1000
-        status, answer = helper.request(b'{"v": 2, "event": "PromptSubmitted", "e": {"text": ' + deep + b"}}")
+        status, answer = helper.request(b'{"v": 3, "event": "PromptSubmitted", "e": {"text": ' + deep + b"}}")
         assert (status, answer["error"]) == (400, f"request nests deeper than {p.MAX_DEPTH} levels")
         helper.still_serves()
 
@@ -62,7 +62,7 @@ class TestBodies:
         ["1" * 4301, "-" + "9" * 40, "0." + "1" * 40, "1e999", "-1e999", "NaN", "Infinity", "-Infinity"],
     )
     def test_a_number_too_long_or_not_finite_is_refused(self, helper: Helper, number: str) -> None:
-        body = b'{"v": 2, "event": "TimerFired", "e": {"token": ' + number.encode() + b"}}"
+        body = b'{"v": 3, "event": "TimerFired", "e": {"token": ' + number.encode() + b"}}"
         status, answer = helper.request(body)
         assert status == 400
         assert "number" in str(answer["error"])
@@ -116,13 +116,13 @@ class TestBodies:
     @pytest.mark.parametrize(
         ("body", "key"),
         [
-            (b'{"v": 2, "v": 2, "event": "PromptSubmitted", "e": {"text": "hi", "origin": "composer"}}', "v"),
-            (b'{"v": 2, "event": "TurnEnded", "event": "PromptSubmitted", "e": {"text": "", "origin": ""}}', "event"),
+            (b'{"v": 3, "v": 3, "event": "PromptSubmitted", "e": {"text": "hi", "origin": "composer"}}', "v"),
+            (b'{"v": 3, "event": "TurnEnded", "event": "PromptSubmitted", "e": {"text": "", "origin": ""}}', "event"),
             (
-                b'{"v": 2, "event": "PromptSubmitted", "e": {"text": "/a", "origin": "x", "origin": "composer"}}',
+                b'{"v": 3, "event": "PromptSubmitted", "e": {"text": "/a", "origin": "x", "origin": "composer"}}',
                 "origin",
             ),
-            (b'{"v": 2, "event": "SkillAnswered", "e": {"skill": "compact", "builtins": [{"a": 1, "a": 2}]}}', "a"),
+            (b'{"v": 3, "event": "SkillAnswered", "e": {"skill": "compact", "builtins": [{"a": 1, "a": 2}]}}', "a"),
         ],
         ids=["top", "event", "e", "nested"],
     )
@@ -221,7 +221,7 @@ class TestConnections:
 
     def test_a_refused_event_does_not_hold_back_the_events_after_it(self, helper: Helper) -> None:
         assert helper.request(event_body(seq=1))[0] == 200
-        assert helper.request(b'{"v": 2, "seq": 2, "event": "TimerFired", "e": {"token": "x"}}')[0] == 400
+        assert helper.request(b'{"v": 3, "seq": 2, "event": "TimerFired", "e": {"token": "x"}}')[0] == 400
         started = time.monotonic()
         status, answer = helper.request(event_body(seq=3))
         assert (status, answer["version"]) == (200, 3)
@@ -232,7 +232,7 @@ class TestConnections:
         assert helper.request(b"{not json")[0] == 400  # the mod's seq 2, for all the helper can tell
         assert helper.request(event_body(seq=3)) == (
             200,
-            {"v": 2, "version": 3, "wants": [], "reply": None, "effects": []},
+            {"v": 3, "version": 3, "wants": [], "reply": None, "effects": []},
         )
         started = time.monotonic()
         assert helper.request(event_body(seq=4))[1]["version"] == 4
@@ -247,11 +247,11 @@ class TestAuditOf20261201:
         # no answer, so the mod ran the line as typed.
         args = "&& " + " && ".join(["/cost"] * 1000)
         typed = {"command": "cost", "args": args, "origin": "composer", "enabled": True}
-        body = json.dumps({"v": 2, "seq": 1, "event": "ChainTyped", "e": typed}).encode()
+        body = json.dumps({"v": 3, "seq": 1, "event": "ChainTyped", "e": typed}).encode()
         status, answer = helper.request(body)
         assert status == 200, answer
         reply = answer["reply"]
-        assert isinstance(reply, dict) and reply["kind"] == "run"
+        assert isinstance(reply, dict) and reply["kind"] == "run.typed"
         started = time.monotonic()
         assert helper.request(event_body(seq=2))[1]["version"] == 2
         assert time.monotonic() - started < 1
@@ -265,7 +265,7 @@ class TestAuditOf20261201:
         assert helper.request(event_body(seq=2))[1]["version"] == 2
         assert time.monotonic() - started < 1
         # Unreadable but with its seq: not counted either.
-        assert helper.request(b'{"v": 2, "seq": 99999, "event": "TimerFired", "e": {"token": "x"}}')[0] == 400
+        assert helper.request(b'{"v": 3, "seq": 99999, "event": "TimerFired", "e": {"token": "x"}}')[0] == 400
         assert helper.request(event_body(seq=3))[1]["version"] == 3
 
     def test_a_head_request_is_answered_without_a_body_and_the_connection_goes_on(self, helper: Helper) -> None:
@@ -303,7 +303,7 @@ def test_an_event_that_comes_after_the_helper_counted_it_gone_is_answered_409_an
     # up (client.ts). A late one the helper cannot read is not counted twice either, so event 3 is handled at once.
     assert helper.request(event_body(seq=2))[0] == 200
     refused(helper.send(_posted(event_body(seq=1))), 409, "event 1 came after the helper counted it gone")
-    refused(helper.send(_posted(b'{"v": 2, "seq": 1}')), 400, "")
+    refused(helper.send(_posted(b'{"v": 3, "seq": 1}')), 400, "")
     started = time.monotonic()
     status, answer = helper.request(event_body(seq=3))
     assert (status, answer["version"]) == (200, 3)
@@ -323,7 +323,7 @@ class _Faulty(Bridge):
 
 def test_a_fault_of_the_helpers_own_is_answered_500_and_the_connection_serves_on(tmp_path: Path) -> None:
     # The server's own connection, on a socket pair: no input reaches such a fault from outside, so it is put in.
-    server = h._Server(str(tmp_path), socket.socket(socket.AF_UNIX), _Faulty(DictEnvironment(), ScriptedWhoami()))
+    server = h._Server(str(tmp_path), socket.socket(socket.AF_UNIX), _Faulty(DictEnvironment()))
     ours, theirs = socket.socketpair(socket.AF_UNIX)
     theirs.settimeout(10)
     serving = threading.Thread(target=h._Connection(ours, server).serve, daemon=True)

@@ -9,10 +9,10 @@ from importlib import resources
 from pathlib import Path
 
 from slashkit.adapters.bridge import protocol
-from slashkit.adapters.bridge.forecast import MAX_AHEAD
 from slashkit.adapters.bridge.shim import HELPER_MODULE, NODE_FILES
 from slashkit.adapters.opencode.install import MODULES, config_dir, host_module, install, uninstall
 from slashkit.core.chain import SEPARATOR_JS
+from slashkit.core.forecast import MAX_AHEAD
 from slashkit.core.texts import FAIL_TOOL_ID
 
 

@@ -21,8 +21,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from slashkit.adapters.bridge import bridge as bridge_module
 from slashkit.adapters.bridge import protocol as p
 from slashkit.adapters.bridge.bridge import Bridge, LateEvent
-from slashkit.adapters.memory import DictEnvironment, ScriptedWhoami
+from slashkit.adapters.memory import DictEnvironment
 from slashkit.core import chain_machine as m
+from slashkit.core import session as s
 
 #: Local commands the host runs at once; `prompt` hands the model a prompt, so its step waits on a turn.
 COMMANDS: Final = ("a", "b", "c", "prompt")
@@ -93,7 +94,7 @@ class BridgeMachine(RuleBasedStateMachine):
     def start(self) -> HelperRun:
         self.generations += 1
         env = DictEnvironment({"LICH_SESSION_ID": "lich-1"})
-        self.helper = HelperRun(Bridge(env, ScriptedWhoami()), self.generations)
+        self.helper = HelperRun(Bridge(env), self.generations)
         self.sent = 0
         self.held = []
         return self.helper
@@ -115,25 +116,25 @@ class BridgeMachine(RuleBasedStateMachine):
         for effect in answer.effects:
             self.act(effect, answer.version, request.generation)
         reply = answer.reply
-        if isinstance(reply, p.RunTyped):
+        if isinstance(reply, s.RunTyped):
             typed = request.event
             assert isinstance(typed, m.ChainTyped)
             self.runs.append(Running(typed.command, reply.token, reply.then, answer.version, request.generation))
 
     def act(self, effect: Any, at: int, generation: int) -> None:
         match effect:
-            case p.Log(text):
+            case m.Log(text):
                 self.lines.append(text)
-            case p.After(_, token, fires):
+            case s.After(_, token, fires):
                 self.timers.append(Timer(token, fires, at, generation))
-            case p.Run(command, _, token, then):
+            case s.Run(command, _, token, then):
                 self.runs.append(Running(command, token, then, at, generation))
 
     def current(self, generation: int) -> bool:
         return self.helper is not None and self.helper.generation == generation
 
     def send_foreseen(
-        self, event: p.TimerFired | p.RunEnded, foreseen: tuple[Any, ...] | None, at: int, gen: int
+        self, event: s.TimerFired | s.RunEnded, foreseen: tuple[Any, ...] | None, at: int, gen: int
     ) -> None:
         """`sendForeseen`: carry the forecast out and hold the report when nothing was sent since it was made."""
         if foreseen is None or not self.current(gen) or self.sent != at:
@@ -150,7 +151,7 @@ class BridgeMachine(RuleBasedStateMachine):
     def inside_lich(self) -> None:
         """An interactive session inside lich: both features share the helper, and a self-command's timer
         takes a token between two of a chain's."""
-        self.ask(p.SessionStarted(True))
+        self.ask(s.SessionStarted(True))
         self.a_request_arrives_in_order()
 
     def a_request_arrives_in_order(self) -> None:
@@ -182,7 +183,7 @@ class BridgeMachine(RuleBasedStateMachine):
     @rule()
     def model_asks_for_compact(self) -> None:
         if "SkillAnswered" in self.wants:
-            self.ask(p.SkillAnswered("compact", True, ("compact",)))
+            self.ask(s.SkillAnswered("compact", True, ("compact",)))
 
     @precondition(lambda self: self.timers)
     @rule(data=st.data())
@@ -192,7 +193,7 @@ class BridgeMachine(RuleBasedStateMachine):
             for effect in timer.fires or ():
                 self.act(effect, timer.at + 1, timer.generation)
             return
-        self.send_foreseen(p.TimerFired(timer.token), timer.fires, timer.at, timer.generation)
+        self.send_foreseen(s.TimerFired(timer.token), timer.fires, timer.at, timer.generation)
 
     @precondition(lambda self: self.runs)
     @rule(data=st.data(), fails=st.booleans())
@@ -203,7 +204,7 @@ class BridgeMachine(RuleBasedStateMachine):
         if run.command == "prompt" and "PromptHanded" in self.wants:
             self.ask(m.PromptHanded("do it"))
         error = "it broke" if fails else None
-        self.send_foreseen(p.RunEnded(run.token, error), None if fails else run.then, run.at, run.generation)
+        self.send_foreseen(s.RunEnded(run.token, error), None if fails else run.then, run.at, run.generation)
 
     @precondition(lambda self: self.in_flight)
     @rule(data=st.data())
@@ -217,7 +218,7 @@ class BridgeMachine(RuleBasedStateMachine):
     def a_self_command_overtakes_the_held_reports(self) -> None:
         """The event after a held report reaches the helper first (the report's request was slower), and it
         takes a token: the helper handles it, then the report, whose forecast no longer holds."""
-        self.ask(p.SkillAnswered("compact", True, ("compact",)))
+        self.ask(s.SkillAnswered("compact", True, ("compact",)))
         self.the_newest_request_arrives()
 
     def the_newest_request_arrives(self) -> None:
@@ -258,7 +259,7 @@ class BridgeMachine(RuleBasedStateMachine):
         reported = {
             request.event.token
             for request in (*self.in_flight, *self.held)
-            if request.generation == mine and isinstance(request.event, p.TimerFired | p.RunEnded)
+            if request.generation == mine and isinstance(request.event, s.TimerFired | s.RunEnded)
         }
         waiting = set(helper.bridge.state.pending)
         assert waiting <= held | reported, f"the helper waits on {sorted(waiting - held - reported)}, unknown here"

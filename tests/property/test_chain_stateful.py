@@ -636,23 +636,23 @@ class ChainMachine(RuleBasedStateMachine):
     # Rules aimed at the running step, so the rare orders (a pane closed or a turn ended before the step's held
     # run resolved) come up in most runs rather than by chance.
 
-    @precondition(lambda self: self.h.chains.state.running is not None and self.h.chains.state.running.pane is not None)
+    @precondition(lambda self: (r := self.h.session.chains.running) is not None and r.pane is not None)
     @rule()
     def close_the_running_steps_pane(self) -> None:
-        running = self.h.chains.state.running
+        running = self.h.session.chains.running
         assert running is not None and running.pane is not None
         self.close_a_pane(running.pane)
 
     @precondition(
         lambda self: (
-            self.h.chains.state.running is not None
-            and self.h.chains.state.running.pane is not None
-            and self.h.chains.state.running.wait == "run"
+            self.h.session.chains.running is not None
+            and self.h.session.chains.running.pane is not None
+            and self.h.session.chains.running.wait == "run"
         )
     )
     @rule(error=st.sampled_from([None, None, "late failure"]))
     def close_the_pane_then_resolve_its_held_run(self, error: str | None) -> None:
-        running = self.h.chains.state.running
+        running = self.h.session.chains.running
         assert running is not None and running.pane is not None
         self.close_a_pane(running.pane)
         if running.step.command in self.model.held:
@@ -660,17 +660,17 @@ class ChainMachine(RuleBasedStateMachine):
 
     @precondition(
         lambda self: (
-            self.h.chains.state.running is not None and self.h.chains.state.running.step.command in self.model.held
+            self.h.session.chains.running is not None and self.h.session.chains.running.step.command in self.model.held
         )
     )
     @rule(error=st.sampled_from([None, None, "late failure"]))
     def resolve_the_running_steps_held_run(self, error: str | None) -> None:
-        running = self.h.chains.state.running
+        running = self.h.session.chains.running
         assert running is not None
         names = sorted(self.model.held)
         self.resolve_a_held_run(names.index(running.step.command), error)
 
-    @precondition(lambda self: self.h.chains.state.running is not None and self.h.chains.state.running.saw_prompt)
+    @precondition(lambda self: self.h.session.chains.running is not None and self.h.session.chains.running.saw_prompt)
     @rule(reason=st.sampled_from(["answer", "answer", "error"]))
     def end_the_running_steps_turn(self, reason: str) -> None:
         self.end_a_turn(reason, None)
@@ -683,7 +683,7 @@ class ChainMachine(RuleBasedStateMachine):
         self.note(Submitted(text, origin))
         self.model.prompt_submit(text, origin)
         if text.startswith("/"):
-            self.h.chains.handle(PromptSubmitted(text, origin))
+            self.h.handle(PromptSubmitted(text, origin))
         else:
             self.h.type(text, origin)
 
@@ -701,7 +701,7 @@ class ChainMachine(RuleBasedStateMachine):
     def call_the_fail_tool(self, reason: object, agent: str | None) -> None:
         self.note(FailMark(reason, agent))
         expected = self.model.fail(reason, agent)
-        assert self.h.chains.handle(FailCalled(reason, agent)) == expected
+        assert self.h.handle(FailCalled(reason, agent)) == expected
 
     @rule(value=st.sampled_from([True, False, None, "off"]))
     def change_the_setting_in_another_window(self, value: object) -> None:
@@ -726,7 +726,7 @@ class ChainMachine(RuleBasedStateMachine):
         assert self.h.answers == self.model.answers
         assert self.h.store.data.get("enabled") == self.model.enabled
         assert self.h.clock.pending == 0
-        r, m = self.h.chains.state.running, self.model.running
+        r, m = self.h.session.chains.running, self.model.running
         assert (r is None) == (m is None)
         if r is not None and m is not None:
             assert (r.index, r.total, r.step, r.left, r.wait) == (m.index, m.total, m.step, m.left, m.wait)
@@ -741,7 +741,7 @@ class ChainMachine(RuleBasedStateMachine):
 
     @invariant()
     def an_event_the_state_does_not_want_changes_nothing(self) -> None:
-        state, wanted = self.h.chains.state, self.h.chains.wants()
+        state, wanted = self.h.session.chains, self.h.wants()
         for name, events in SKIPPABLE.items():
             if name not in wanted:
                 for event in events:
@@ -750,7 +750,7 @@ class ChainMachine(RuleBasedStateMachine):
     @invariant()
     def at_most_one_chain_runs_and_every_other_one_ended_once(self) -> None:
         self.transcript.catch_up(self.timeline)
-        o, r = self.transcript.open, self.h.chains.state.running
+        o, r = self.transcript.open, self.h.session.chains.running
         assert self.transcript.started - self.transcript.ended == (0 if o is None else 1)
         assert (o is None) == (r is None)
         if o is not None and r is not None:

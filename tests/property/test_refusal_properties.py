@@ -7,13 +7,11 @@ import sys
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from returns.result import Success
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost
 from slashkit.core.js_text import JS_WHITESPACE
 from slashkit.core.policy import DEFAULT_RULE, Denied
-from slashkit.core.ports import Identity
-from slashkit.core.self_command import ControlQueued, SkillQueued
+from slashkit.core.self_command import ControlQueued, Identity, SkillQueued
 
 #: Whitespace as the core means it everywhere else (JavaScript's `\s` and trim, `slashkit.core.js_text`). U+001C
 #: and U+0085 are left out: to JavaScript they are name characters, not space, so they make another name.
@@ -47,7 +45,7 @@ def session() -> MemoryHost:
     }
     h = MemoryHost(commands=commands, env=DictEnvironment({"LICH_SESSION_ID": "lich-1"}))
     h.lich_control = lambda *_: ("refused", True)
-    h.whoami.answer = Success(Identity(label="fix/x", name="repo-a1b2"))
+    h.whoami.answer = Identity(label="fix/x", name="repo-a1b2")
     return h
 
 

@@ -120,7 +120,7 @@ class HarnessSessionMachine(RuleBasedStateMachine):
     def hear(self, event: m.Event) -> None:
         moved = m.on_event(self.state, event)
         self.state = moved.state
-        if isinstance(moved.reply, m.RunTyped):
+        if isinstance(moved.reply, m.RunHead):
             self.ran.append((event.command, moved.reply.args) if isinstance(event, m.ChainTyped) else ("", ""))
         for effect in moved.effects:
             if isinstance(effect, m.RunStep):
@@ -138,7 +138,7 @@ class HarnessSessionMachine(RuleBasedStateMachine):
     def a_timer_fires(self, index: int) -> None:
         r = self.state.running
         if r is not None:
-            self.hear(m.TimerFired(r.chain, index))
+            self.hear(m.StepDue(r.chain, index))
 
     @rule(names=st.lists(st.sampled_from(["greet", "config", "model", "compact"]), min_size=2, max_size=3))
     def the_person_types_a_chain(self, names: list[str]) -> None:

@@ -5,8 +5,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from slashkit.core.equal_fold import equal_fold
-from slashkit.core.ports import Identity
-from slashkit.core.self_command import Lich, is_this_session
+from slashkit.core.self_command import Identity, Lich, is_this_session
 
 #: Characters whose case orbits are odd: the Kelvin and long-s signs, sharp s, dotted and dotless i, the Greek
 #: sigmas and micro sign, titlecase digraphs, ligatures, and characters whose lowercase is two characters.

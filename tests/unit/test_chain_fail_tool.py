@@ -16,7 +16,7 @@ def test_the_fail_tool_stops_a_chain_whose_prompt_step_waits_on_its_turn() -> No
     h = host(a=Prompt("do a"), b=Local(), c=Local())
     h.type("/a && /b && /c")
 
-    reply = h.chains.handle(FailCalled("the tests do not pass", None))
+    reply = h.handle(FailCalled("the tests do not pass", None))
 
     assert reply == STOPPED
     assert h.ui.lines == [
@@ -32,7 +32,7 @@ def test_the_fail_tool_trims_the_reason_as_javascript_trims() -> None:
     h = host(a=Prompt("do a"), b=Local())
     h.type("/a && /b")
 
-    reply = h.chains.handle(FailCalled("\ufeff  no network \u00a0\n", None))
+    reply = h.handle(FailCalled("\ufeff  no network \u00a0\n", None))
 
     assert reply == STOPPED
     assert h.ui.lines[-1] == "stopped after /a: the model reported it failed: no network; not run: /b"
@@ -42,7 +42,7 @@ def test_the_fail_tool_stops_a_prompt_step_whose_run_has_not_resolved_yet() -> N
     h = host(a=Command(does=Prompt("do a"), held=True), b=Local())
     h.type("/a && /b")
 
-    reply = h.chains.handle(FailCalled("cannot", None))
+    reply = h.handle(FailCalled("cannot", None))
     h.resolve("a")
     h.end_turn("answer")
 
@@ -55,7 +55,7 @@ def test_the_fail_tool_on_the_last_step_names_no_steps_not_run() -> None:
     h = host(a=Local(), b=Prompt("do b"))
     h.type("/a && /b")
 
-    assert h.chains.handle(FailCalled("nope", None)) == STOPPED
+    assert h.handle(FailCalled("nope", None)) == STOPPED
     assert h.ui.lines == ["1/2: /a", "2/2: /b", "stopped after /b: the model reported it failed: nope"]
 
 
@@ -63,7 +63,7 @@ def test_the_fail_tool_is_refused_when_no_chain_runs() -> None:
     h = host(a=Prompt("do a"))
     h.type("/a")
 
-    assert h.chains.handle(FailCalled("it failed", None)) == NOTHING_WAITS
+    assert h.handle(FailCalled("it failed", None)) == NOTHING_WAITS
     assert h.ui.lines == []
 
 
@@ -71,7 +71,7 @@ def test_the_fail_tool_is_refused_when_the_running_step_handed_the_model_no_prom
     h = host(a=Command(does=Local(), held=True), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.handle(FailCalled("it failed", None)) == NOTHING_WAITS
+    assert h.handle(FailCalled("it failed", None)) == NOTHING_WAITS
 
     h.resolve("a")
     assert h.ui.lines == ["1/2: /a", "2/2: /b", "all 2 command(s) ran"]
@@ -81,7 +81,7 @@ def test_the_fail_tool_is_refused_from_a_subagent() -> None:
     h = host(a=Prompt("do a"), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.handle(FailCalled("it failed", "agent-3")) == NOTHING_WAITS
+    assert h.handle(FailCalled("it failed", "agent-3")) == NOTHING_WAITS
 
     h.end_turn("answer")
     assert h.ui.lines == ["1/2: /a", "2/2: /b", "all 2 command(s) ran"]
@@ -92,7 +92,7 @@ def test_the_fail_tool_is_refused_a_blank_or_non_string_reason(reason: object) -
     h = host(a=Prompt("do a"), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.handle(FailCalled(reason, None)) == NEEDS_REASON
+    assert h.handle(FailCalled(reason, None)) == NEEDS_REASON
 
     h.type("/slash-chain")
     assert h.answers == ["on · 1/2 /a, waiting for its turn"]
@@ -103,7 +103,7 @@ def test_a_reason_of_characters_javascript_does_not_trim_is_not_blank() -> None:
     h = host(a=Prompt("do a"), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.handle(FailCalled("\x1c", None)) == STOPPED
+    assert h.handle(FailCalled("\x1c", None)) == STOPPED
     assert h.ui.lines[-1] == "stopped after /a: the model reported it failed: \x1c; not run: /b"
 
 
@@ -112,5 +112,5 @@ def test_the_fail_tool_is_refused_after_the_chain_it_would_stop_ended() -> None:
     h.type("/a && /b")
     h.end_turn("answer")
 
-    assert h.chains.handle(FailCalled("too late", None)) == NOTHING_WAITS
+    assert h.handle(FailCalled("too late", None)) == NOTHING_WAITS
     assert h.ui.lines == ["1/2: /a", "2/2: /b", "all 2 command(s) ran"]

@@ -141,7 +141,7 @@ def test_the_fail_tool_marks_a_step_of_a_mixed_chain_failed_and_its_turn_end_goe
     h = host(fix=Prompt("fix the bug"), test=Local(), rollback=Local())
     h.type("/fix && /test || /rollback")
 
-    answer = h.chains.handle(FailCalled("cannot reproduce"))
+    answer = h.handle(FailCalled("cannot reproduce"))
     assert h.ui.lines == ["1/3: /fix"]  # nothing moves before the turn ends
     h.end_turn("answer", answer="done")
 

@@ -2,10 +2,10 @@
 `register.ts`), asserted on what a person sees: transcript lines, runs and the prompts the model got."""
 
 import pytest
-from returns.result import Success
 
 from slashkit.adapters.memory import Command, Local, Pane, Prompt, Throws, host
-from slashkit.core.chain_machine import PromptSubmitted, RunTyped
+from slashkit.core.chain_machine import ChainTyped, PromptSubmitted
+from slashkit.core.session import RunEnded, RunTyped
 
 
 def note(index: int, total: int, after: str) -> str:
@@ -31,10 +31,11 @@ def test_chained_local_commands_run_one_after_another_each_with_its_own_args() -
 
 def test_a_step_after_the_first_runs_from_a_timer_not_inside_the_hook_that_ended_its_predecessor() -> None:
     h = host(a=Local(), b=Local())
-    typed = h.chains.command_typed("a", "x && /b y", "composer", True)
-    assert typed == RunTyped(chain=1, index=1, args="x")
+    typed = h.handle(ChainTyped("a", "x && /b y", "composer", True))
+    assert isinstance(typed, RunTyped)
+    assert typed.args == "x"
 
-    h.chains.report_run(typed.chain, typed.index, Success(""))
+    h.handle(RunEnded(typed.token))
 
     assert h.ui.lines == ["1/2: /a x", "2/2: /b y"]
     assert h.runs == []
@@ -344,7 +345,7 @@ def test_the_running_steps_own_submitted_text_does_not_cancel_it() -> None:
     h = host(a=Local(), b=Prompt("do b"), c=Local())
     h.type("/a && /b y && /c")
 
-    h.chains.handle(PromptSubmitted("/b y", "composer"))
+    h.handle(PromptSubmitted("/b y", "composer"))
     h.end_turn("answer")
 
     assert h.ui.lines == ["1/3: /a", "2/3: /b y", "3/3: /c", "all 3 command(s) ran"]
@@ -364,7 +365,7 @@ def test_a_submitted_slash_chain_command_does_not_cancel_the_chain() -> None:
     h = host(a=Prompt("do a"), b=Local())
     h.type("/a && /b")
 
-    h.chains.handle(PromptSubmitted("/slash-chain", "composer"))
+    h.handle(PromptSubmitted("/slash-chain", "composer"))
     h.type("/slash-chain")
     h.end_turn("answer")
 

@@ -2,13 +2,23 @@
 starts, a running step's own run is told from the person typing the same text, a chain that is dropped says how it
 ended, and only a step a `|` follows has its output handed on."""
 
+from collections.abc import Iterable
+
 import pytest
-from returns.result import Success
 
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, host
-from slashkit.core.chain_machine import ChainState, Outcome, RunTyped, Tally, hands_on
-from slashkit.core.chain_session import ChainSession
-from slashkit.core.self_command import Lich, Queue, Request, decide
+from slashkit.core import session as s
+from slashkit.core.chain_machine import (
+    ChainCommandTyped,
+    ChainEnded,
+    ChainState,
+    ChainTyped,
+    CommandAnswer,
+    Outcome,
+    Tally,
+    hands_on,
+)
+from slashkit.core.self_command import Queue, Request, decide
 
 # The person's own /model and /effort
 
@@ -40,7 +50,7 @@ def test_the_persons_own_model_or_effort_that_starts_no_chain_runs_as_typed(comm
     h = host(model=Local(), effort=Local())
 
     # A host that hands the chain hook a command whose arguments hold no `/<name>` after the operator.
-    assert h.chains.command_typed(command, "high && more", "composer", True) is None
+    assert h.handle(ChainTyped(command, "high && more", "composer", True)) is None
     assert h.ui.lines == []
 
 
@@ -95,39 +105,38 @@ def test_the_person_typing_the_running_steps_own_text_starts_their_own_chain() -
 # How a chain ended
 
 
-def test_a_chain_replaced_by_anothers_chain_ends_cancelled_with_its_steps_not_run_counted_skipped() -> None:
-    ended: list[tuple[int, Outcome]] = []
-    h = host(a=Local(), b=Local(), c=Local(), d=Local())
-    chains = ChainSession(h.clock, _NoRunner(), h.ui, h.store, lambda chain, outcome: ended.append((chain, outcome)))
-    first = chains.command_typed("a", "&& /b && /c", "composer", True)
-    assert first == RunTyped(chain=1, index=1, args="")
+def ends(events: Iterable[s.Event]) -> tuple[list[tuple[int, Outcome]], s.Reply]:
+    """Moves a new session by these events: how each chain ended, by its number, and the last reply."""
+    session, ended, reply = s.opened(), [], None
+    for event in events:
+        moved = s.on_event(session, event)
+        session, reply = moved.session, moved.reply
+        ended += [(fx.chain, fx.outcome) for fx in moved.effects if isinstance(fx, ChainEnded)]
+    return ended, reply
 
-    chains.command_typed("d", "&& /a", "plugin", True)
+
+def test_a_chain_replaced_by_anothers_chain_ends_cancelled_with_its_steps_not_run_counted_skipped() -> None:
+    ended, _ = ends([ChainTyped("a", "&& /b && /c", "composer", True), ChainTyped("d", "&& /a", "plugin", True)])
 
     assert ended == [(1, Outcome("failure", True, Tally(skipped=2)))]
 
 
 def test_a_cancelled_chain_counts_the_steps_that_ended_and_the_ones_it_did_not_run() -> None:
-    ended: list[tuple[int, Outcome]] = []
-    h = host(a=Local(), b=Local(), c=Local())
-    chains = ChainSession(h.clock, _NoRunner(), h.ui, h.store, lambda chain, outcome: ended.append((chain, outcome)))
-    chains.command_typed("a", "x && /b && /c", "composer", True)
-    chains.report_run(1, 1, Success(""))
+    typed = ChainTyped("a", "x && /b && /c", "composer", True)
 
-    assert chains.chain_command("stop", True) == "cancelled; not run: /c"
+    ended, reply = ends([typed, s.RunEnded(1), ChainCommandTyped("stop", True)])
 
+    assert reply == CommandAnswer("cancelled; not run: /c")
     assert ended == [(1, Outcome("failure", True, Tally(succeeded=1, skipped=1)))]
 
 
 def test_a_chain_that_ran_to_its_end_names_itself_in_its_end() -> None:
-    ended: list[tuple[int, Outcome]] = []
-    h = host(a=Local())
-    chains = ChainSession(h.clock, _NoRunner(), h.ui, h.store, lambda chain, outcome: ended.append((chain, outcome)))
-    for number in (1, 2):
-        chains.command_typed("a", "; /a", "composer", True)
-        chains.report_run(number, 1, Success(""))
-        h.settle()
-        chains.report_run(number, 2, Success(""))
+    typed = ChainTyped("a", "; /a", "composer", True)
+    # Each chain's tokens: its head's run, its second step's timer, that step's run.
+    once: list[s.Event] = [typed, s.RunEnded(1), s.TimerFired(2), s.RunEnded(3)]
+    twice: list[s.Event] = [typed, s.RunEnded(4), s.TimerFired(5), s.RunEnded(6)]
+
+    ended, _ = ends([*once, *twice])
 
     assert ended == [(1, Outcome("success", False, Tally(succeeded=2))), (2, Outcome("success", False, Tally(2)))]
 
@@ -151,15 +160,15 @@ def test_a_chain_ended_well_only_when_it_ran_to_its_end_with_a_last_status_of_su
 def test_only_a_step_that_a_pipe_follows_has_its_output_handed_on() -> None:
     piped = host(a=Command(does=Local(), held=True), b=Local())
     chained = host(a=Command(does=Local(), held=True), b=Local())
-    assert not hands_on(piped.chains.state)
+    assert not hands_on(piped.session.chains)
 
     piped.type("/a | /b")
     chained.type("/a && /b")
 
-    assert hands_on(piped.chains.state)
-    assert not hands_on(chained.chains.state)
+    assert hands_on(piped.session.chains)
+    assert not hands_on(chained.session.chains)
     piped.resolve("a")
-    assert not hands_on(piped.chains.state)
+    assert not hands_on(piped.session.chains)
     assert not hands_on(ChainState())
 
 
@@ -168,7 +177,7 @@ def test_a_prompt_step_that_a_pipe_follows_hands_on_its_turns_answer() -> None:
 
     h.type("/ask | /echo")
 
-    assert hands_on(h.chains.state)
+    assert hands_on(h.session.chains)
     h.end_turn("answer", answer="word")
     assert h.runs == [("ask", ""), ("echo", "word")]
 
@@ -187,15 +196,7 @@ def test_a_turn_that_ended_before_the_prompt_steps_run_resolved_still_hands_its_
 
 
 def test_a_built_in_the_model_asked_for_is_queued_as_it_was_asked() -> None:
-    lich = Lich(session_id="lich-1", lang="en")
     asked = Request(name="compact", args="keep the plan")
 
-    assert decide(lich, asked, ["compact", "cost"]) == Queue(asked)
-    assert decide(lich, Request(name="review", args=""), ["compact"]) is None
-
-
-class _NoRunner:
-    """A host whose runs never resolve on their own: the test reports them."""
-
-    def run(self, command: str, args: str, done: object) -> None:
-        pass
+    assert decide("en", asked, ["compact", "cost"]) == Queue(asked)
+    assert decide("en", Request(name="review", args=""), ["compact"]) is None

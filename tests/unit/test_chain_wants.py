@@ -36,43 +36,43 @@ def test_with_no_chain_running_no_optional_event_is_wanted() -> None:
     h = host(a=Local())
     h.type("/a")
 
-    assert h.chains.wants() == frozenset()
-    assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
+    assert h.wants() == frozenset()
+    assert_unwanted_events_change_nothing(h.session.chains, h.wants())
 
 
 def test_a_running_step_wants_its_prompt_its_pane_and_the_persons_prompts() -> None:
     h = host(a=Command(does=Local(), held=True), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.wants() == frozenset({"PromptHanded", "PaneOpened", "PromptSubmitted"})
-    assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
+    assert h.wants() == frozenset({"PromptHanded", "PaneOpened", "PromptSubmitted"})
+    assert_unwanted_events_change_nothing(h.session.chains, h.wants())
 
 
 def test_a_prompt_step_waiting_for_its_turn_wants_the_turn_end() -> None:
     h = host(a=Prompt("do a"), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.wants() == frozenset({"TurnEnded", "PromptSubmitted"})
-    assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
+    assert h.wants() == frozenset({"TurnEnded", "PromptSubmitted"})
+    assert_unwanted_events_change_nothing(h.session.chains, h.wants())
 
 
 def test_a_held_prompt_step_wants_a_turn_end_before_its_run_resolved() -> None:
     h = host(a=Command(does=Prompt("do a"), held=True), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.wants() == frozenset({"PromptHanded", "PaneOpened", "TurnEnded", "PromptSubmitted"})
+    assert h.wants() == frozenset({"PromptHanded", "PaneOpened", "TurnEnded", "PromptSubmitted"})
 
 
 def test_a_pane_step_waiting_for_its_pane_wants_the_close() -> None:
     h = host(a=Pane("pane-1"), b=Local())
     h.type("/a && /b")
 
-    assert h.chains.wants() == frozenset({"PaneClosed", "PromptSubmitted"})
-    assert_unwanted_events_change_nothing(h.chains.state, h.chains.wants())
+    assert h.wants() == frozenset({"PaneClosed", "PromptSubmitted"})
+    assert_unwanted_events_change_nothing(h.session.chains, h.wants())
 
 
 def test_the_checker_sees_a_wanted_event_change_the_state() -> None:
     h = host(a=Pane("pane-1"), b=Local())
     h.type("/a && /b")
 
-    assert on_event(h.chains.state, PaneClosed("pane-1")) != Transition(h.chains.state)
+    assert on_event(h.session.chains, PaneClosed("pane-1")) != Transition(h.session.chains)

@@ -32,7 +32,7 @@ def test_a_fail_reason_with_line_breaks_stays_on_its_line(chain: str, lines: lis
     h = host(a=Prompt("do a"), b=Local())
     h.type(chain)
 
-    h.chains.handle(FailCalled(f"no{FORGED}", None))
+    h.handle(FailCalled(f"no{FORGED}", None))
     h.end_turn("answer")
 
     assert h.ui.lines == lines

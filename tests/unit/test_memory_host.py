@@ -1,8 +1,6 @@
 """The in-memory host: its manual clock, recording UI, dict store, scripted whoami and scripted commands, which
 harness authors embed in their own tests (issue 2, "Deliver" 3)."""
 
-from returns.result import Failure, Success
-
 from slashkit.adapters.memory import (
     Command,
     DictEnvironment,
@@ -16,7 +14,8 @@ from slashkit.adapters.memory import (
     Throws,
     host,
 )
-from slashkit.core.ports import Clock, Environment, Identity, Store, UiLog, Whoami
+from slashkit.core.ports import Clock, Environment, Store, UiLog, Whoami
+from slashkit.core.self_command import Identity
 
 
 def test_the_manual_clock_fires_nothing_until_it_is_moved() -> None:
@@ -69,21 +68,21 @@ def test_the_dict_store_reads_what_another_window_wrote() -> None:
     assert store.get("enabled") is True
 
 
-def test_the_scripted_whoami_fails_by_default_and_counts_its_calls() -> None:
+def test_the_scripted_whoami_prints_nothing_by_default_and_counts_its_calls() -> None:
     whoami = ScriptedWhoami()
 
-    assert isinstance(whoami.whoami(), Failure)
-    whoami.answer = Success(Identity("fix/x", "repo-a1b2"))
-    assert whoami.whoami() == Success(Identity("fix/x", "repo-a1b2"))
+    assert whoami.whoami() is None
+    whoami.answer = Identity("fix/x", "repo-a1b2")
+    assert whoami.whoami() == Identity("fix/x", "repo-a1b2")
     assert whoami.calls == 2
 
 
 def test_each_host_gets_its_own_whoami_answer() -> None:
     first, second = host(), host()
 
-    first.whoami.answer = Success(Identity("a", "b"))
+    first.whoami.answer = Identity("a", "b")
 
-    assert isinstance(second.whoami.whoami(), Failure)
+    assert second.whoami.whoami() is None
 
 
 def test_the_adapters_fit_the_ports() -> None:
@@ -97,7 +96,7 @@ def test_the_adapters_fit_the_ports() -> None:
 
     clock.after(0, lambda: ui.log("fired"))
     store.set("k", 1)
-    assert isinstance(whoami.whoami(), Failure)
+    assert whoami.whoami() is None
     assert (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"), stored.data["k"]) == ("x", None, 1)
 
 
@@ -105,7 +104,7 @@ def test_host_wraps_a_bare_script_in_a_command() -> None:
     h = host(a=Local(), b=Command(does=Prompt("do b"), builtin=True, held=True))
 
     assert h.commands == {"a": Command(does=Local()), "b": Command(does=Prompt("do b"), builtin=True, held=True)}
-    assert h.self_commands.lich is None
+    assert h.session.lich is None
 
 
 def test_a_typed_command_runs_with_everything_after_its_name() -> None:

@@ -3,12 +3,11 @@ aimed at this session (by id, or by the label or name `lich whoami` prints) is t
 (docs/lich.md, "How the plugin behaves")."""
 
 import pytest
-from returns.result import Failure, Success
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Throws
 from slashkit.core.policy import Denied
-from slashkit.core.ports import Identity
-from slashkit.core.self_command import ControlQueued
+from slashkit.core.self_command import ControlQueued, Identity
+from slashkit.core.session import ControlAnswered
 
 CONTROL = "mcp__lich__control_session"
 DESCRIPTION = "Controls another Claude Code session: Claude Code sessions only, and never your own."
@@ -28,7 +27,7 @@ def in_lich(answer: tuple[str, bool] = (SELF_REFUSAL, True), **commands: Command
     made = {"compact": Command(does=Local(), builtin=True), **commands}
     h = MemoryHost(commands=made, env=DictEnvironment({"LICH_SESSION_ID": "lich-7f3a"}))
     h.lich_control = lambda *_: answer
-    h.whoami.answer = Success(Identity(label="fix/x", name="lich-plugin-a1b2"))
+    h.whoami.answer = Identity(label="fix/x", name="lich-plugin-a1b2")
     return h
 
 
@@ -51,7 +50,7 @@ def test_a_command_for_this_session_by_its_id_is_queued_without_asking_lich_who_
 def test_the_queued_control_command_runs_only_after_the_call_was_answered() -> None:
     h = in_lich()
 
-    reply = h.self_commands.control_answered("lich-7f3a", "command", "compact", None, True, h.builtins())
+    reply = h.handle(ControlAnswered(True, tuple(h.builtins()), "lich-7f3a", "command", "compact"))
 
     assert reply == queued("/compact")
     assert h.runs == []
@@ -80,7 +79,7 @@ def test_a_command_for_this_session_by_its_name_in_any_case_is_queued(target: st
 
 def test_the_id_is_compared_exactly() -> None:
     h = in_lich()
-    h.whoami.answer = Failure("LICH_BIN is not set")
+    h.whoami.answer = None
 
     assert h.control_call("LICH-7F3A", "command", "/compact") == SELF_REFUSAL
     assert h.runs == []
@@ -96,7 +95,7 @@ def test_another_sessions_command_stays_lichs() -> None:
 
 def test_when_whoami_fails_only_the_id_counts() -> None:
     h = in_lich()
-    h.whoami.answer = Failure("lich whoami timed out")
+    h.whoami.answer = None
 
     assert h.control_call("fix/x", "command", "/compact") == SELF_REFUSAL
     assert h.runs == []

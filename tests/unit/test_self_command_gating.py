@@ -33,7 +33,7 @@ def assert_nothing_changes(h: MemoryHost) -> None:
     assert h.ui.toasts == []
     assert h.clock.pending == 0
     assert h.whoami.calls == 0
-    assert h.self_commands.wants() == frozenset()
+    assert h.wants() == frozenset()
 
 
 def test_outside_lich_nothing_changes() -> None:
@@ -55,14 +55,16 @@ def test_an_interactive_session_inside_lich_is_active() -> None:
     assert h.describe("Skill", SKILL_DESCRIPTION).startswith(f"{SKILL_DESCRIPTION}\n\n[lich] ")
     assert isinstance(h.control_call("lich-1", "command", "/compact"), ControlQueued)
     assert h.runs == [("compact", "")]
-    assert h.self_commands.wants() != frozenset()
+    assert h.wants() != frozenset()
 
 
 @pytest.mark.parametrize("interactive", [True, False])
 def test_a_session_start_asks_for_a_redraw_of_tool_descriptions_only_when_active(interactive: bool) -> None:
     h = session({"LICH_SESSION_ID": "lich-1"}, interactive=interactive)
 
-    assert h.self_commands.session_started(interactive) is interactive
+    before = h.ui.invalidated
+    h.start_session()
+    assert h.ui.invalidated - before == (1 if interactive else 0)
 
 
 def test_a_restart_keeps_the_session_active() -> None:

@@ -2,12 +2,10 @@
 toast stays English (docs/lich.md)."""
 
 import pytest
-from returns.result import Success
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Throws
 from slashkit.core.policy import Denied
-from slashkit.core.ports import Identity
-from slashkit.core.self_command import ControlQueued, SkillQueued
+from slashkit.core.self_command import ControlQueued, Identity, SkillQueued
 from slashkit.core.texts import CATALOGS, Key
 
 DESCRIPTION = "Original description."
@@ -25,7 +23,7 @@ def in_lich(lang: str | None) -> MemoryHost:
     }
     h = MemoryHost(commands=commands, env=DictEnvironment(env))
     h.lich_control = lambda *_: ("refused", True)
-    h.whoami.answer = Success(Identity(label="fix/x", name="repo-a1b2"))
+    h.whoami.answer = Identity(label="fix/x", name="repo-a1b2")
     return h
 
 

@@ -2,11 +2,11 @@
 loaded skill, the toast when it fails, and what reaches the model untouched (docs/lich.md, "How the plugin behaves")."""
 
 import pytest
-from returns.result import Failure
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt, Throws
 from slashkit.core.policy import Denied
 from slashkit.core.self_command import SkillQueued
+from slashkit.core.session import SkillAnswered
 
 DESCRIPTION = "Execute a skill within the main conversation."
 SKILL_NOTE = (
@@ -32,7 +32,7 @@ def refusal(name: str) -> str:
 
 def in_lich(**commands: Command) -> MemoryHost:
     h = MemoryHost(commands=dict(commands), env=DictEnvironment({"LICH_SESSION_ID": "lich-1"}))
-    assert h.self_commands.lich is not None
+    assert h.session.lich is not None
     return h
 
 
@@ -69,7 +69,7 @@ def test_a_built_in_the_skill_tool_refused_is_queued_and_answered_as_a_loaded_sk
 def test_the_queued_command_runs_only_after_the_call_was_answered() -> None:
     h = in_lich(compact=builtin())
 
-    reply = h.self_commands.skill_answered("compact", None, True, h.builtins())
+    reply = h.handle(SkillAnswered("compact", True, tuple(h.builtins())))
 
     assert reply == SkillQueued(command="compact", note=QUEUED)
     assert h.runs == []
@@ -90,7 +90,7 @@ def test_one_leading_slash_is_dropped_from_the_skill_name() -> None:
 def test_only_one_leading_slash_is_dropped() -> None:
     h = in_lich(compact=builtin())
 
-    assert h.self_commands.skill_answered("//compact", None, True, h.builtins()) is None
+    assert h.handle(SkillAnswered("//compact", True, tuple(h.builtins()))) is None
     h.settle()
     assert h.runs == []
 
@@ -125,7 +125,7 @@ def test_a_skill_the_skill_tool_served_reaches_the_model_untouched() -> None:
 def test_an_answer_that_is_not_an_error_is_never_taken_even_for_a_built_in() -> None:
     h = in_lich(init=builtin())
 
-    assert h.self_commands.skill_answered("init", None, False, h.builtins()) is None
+    assert h.handle(SkillAnswered("init", False, tuple(h.builtins()))) is None
     h.settle()
     assert h.runs == []
 
@@ -140,7 +140,7 @@ def test_a_refusal_of_a_name_that_is_no_command_reaches_the_model_untouched() ->
 def test_a_refusal_of_a_command_that_is_not_built_in_reaches_the_model_untouched() -> None:
     h = in_lich(deploy=Command(does=Local(), builtin=False))
 
-    assert h.self_commands.skill_answered("deploy", None, True, h.builtins()) is None
+    assert h.handle(SkillAnswered("deploy", True, tuple(h.builtins()))) is None
     h.settle()
     assert h.runs == []
 
@@ -155,8 +155,8 @@ def test_a_built_in_named_in_another_casing_is_not_queued() -> None:
 def test_a_non_string_skill_name_reaches_the_model_untouched() -> None:
     h = in_lich(compact=builtin())
 
-    assert h.self_commands.skill_answered(None, None, True, h.builtins()) is None
-    assert h.self_commands.skill_answered(["compact"], None, True, h.builtins()) is None
+    assert h.handle(SkillAnswered(None, True, tuple(h.builtins()))) is None
+    assert h.handle(SkillAnswered(["compact"], True, tuple(h.builtins()))) is None
     h.settle()
     assert h.runs == []
 
@@ -182,7 +182,7 @@ def test_model_is_denied_even_when_the_host_does_not_list_it_as_a_built_in() -> 
 
 def test_the_skill_tool_path_never_asks_lich_who_this_session_is() -> None:
     h = in_lich(compact=builtin())
-    h.whoami.answer = Failure("unused")
+    h.whoami.answer = None
 
     h.skill_call("compact")
 

@@ -134,7 +134,6 @@ class TestChains:
 
         assert h.runs == [("note", ""), ("clear", "")]
 
-
     def test_only_the_person_turns_chaining_on_or_off(self) -> None:
         h = claude_like()
 
@@ -198,4 +197,4 @@ class TestAHarnessSession:
     def test_the_persons_chain_typed_there_still_runs(self) -> None:
         moved = m.on_event(self.state(), m.ChainTyped("config", "x && /cost", "composer", True))
 
-        assert moved.reply == m.RunTyped(1, 1, "x")
+        assert moved.reply == m.RunHead(1, 1, "x")

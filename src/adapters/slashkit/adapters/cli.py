@@ -330,7 +330,7 @@ def _play(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         usage.error(f"a chain starts with a slash command, as typed: {args.chain!r}")
     session = _playground(args.chain, set(args.prompt), set(args.fail))
     session.type(args.chain)
-    while session.chains.state.running is not None:
+    while session.session.chains.running is not None:
         before = len(session.ui.lines)
         session.end_turn("answer")
         if len(session.ui.lines) == before:

@@ -1,14 +1,18 @@
 """An in-memory host: a manual clock, scripted commands, a recording UI log, a dict store and a scripted
-whoami, driving the core's use cases in the order a real host delivers events. For tests and embedding."""
+whoami, driving the core's session in the order a real host delivers events. For tests and embedding."""
 
 from collections.abc import Callable, Collection, Mapping
 from typing import Final
 
 from attrs import define, field, frozen
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Success
 
+from slashkit.core import session as s
 from slashkit.core.chain import holds_chain
 from slashkit.core.chain_machine import (
+    ChainCommandTyped,
+    ChainEnded,
+    ChainTyped,
     CommandAnswer,
     Outcome,
     PaneClosed,
@@ -16,14 +20,13 @@ from slashkit.core.chain_machine import (
     PromptHanded,
     PromptSubmitted,
     PromptText,
-    RunTyped,
     TurnEnded,
 )
-from slashkit.core.chain_session import ENABLED_KEY, ChainSession, enabled
+from slashkit.core.driver import Driver
 from slashkit.core.policy import DEFAULT_RULE, Rule
-from slashkit.core.ports import Identity, RunOutcome
-from slashkit.core.self_command import ToolReply
-from slashkit.core.self_command_session import SelfCommandSession
+from slashkit.core.ports import RunOutcome
+from slashkit.core.self_command import Identity
+from slashkit.core.session import ENABLED_KEY, enabled
 from slashkit.core.texts import CHAIN_COMMAND
 
 # Scripted commands
@@ -104,16 +107,21 @@ class ManualClock:
 
 @define
 class RecordingUi:
-    """Records the transcript lines and toasts, in order."""
+    """Records the transcript lines and toasts, in order, and counts the times the tool descriptions were to be
+    drawn again."""
 
     lines: list[str] = field(factory=list)
     toasts: list[str] = field(factory=list)
+    invalidated: int = 0
 
     def log(self, text: str) -> None:
         self.lines.append(text)
 
     def toast(self, text: str) -> None:
         self.toasts.append(text)
+
+    def invalidate(self) -> None:
+        self.invalidated += 1
 
 
 @define
@@ -141,12 +149,12 @@ class DictEnvironment:
 
 @define
 class ScriptedWhoami:
-    """Answers whoami with a set identity, or fails with a reason; counts the calls."""
+    """Answers whoami with a set identity, or with None (lich could not tell); counts the calls."""
 
-    answer: Result[Identity, str] = field(factory=lambda: Failure("no LICH_BIN"))
+    answer: Identity | None = None
     calls: int = 0
 
-    def whoami(self) -> Result[Identity, str]:
+    def whoami(self) -> Identity | None:
         self.calls += 1
         return self.answer
 
@@ -194,27 +202,40 @@ class MemoryHost:
     answers: list[str] = field(factory=list)
     prompts: list[str] = field(factory=list)
     _held: dict[str, Callable[[RunOutcome], None]] = field(factory=dict)
-    chains: ChainSession = field(init=False)
-    self_commands: SelfCommandSession = field(init=False)
+    driver: Driver = field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        runner = ScriptedRunner(self)
-        self.chains = ChainSession(self.clock, runner, self.ui, self.store, self._ended, self.rule)
-        self.self_commands = SelfCommandSession(self.env, self.whoami, self.clock, runner, self.ui, self.rule)
+        lich = (self.env.get("LICH_SESSION_ID"), self.env.get("LICH_PROMPT_LANG"))
+        ports = (self.clock, ScriptedRunner(self), self.ui, self.store, self.whoami)
+        self.driver = Driver(s.opened(self.rule, lich=lich), ports, self._told)
         self.start_session()
 
-    def _ended(self, _: int, outcome: Outcome) -> None:
-        self.outcomes.append(outcome)
+    def _told(self, report: s.Report) -> None:
+        if isinstance(report, ChainEnded):
+            self.outcomes.append(report.outcome)
+
+    @property
+    def session(self) -> s.Session:
+        """The core's session as it is now."""
+        return self.driver.session
+
+    def handle(self, event: s.Event) -> s.Reply:
+        """Hands the core one event, as the host's hook would; returns the hook's reply."""
+        return self.driver.handle(event)
+
+    def wants(self) -> frozenset[str]:
+        """The optional events the session needs now (`slashkit.core.session.wants`)."""
+        return s.wants(self.session)
 
     def start_session(self) -> None:
         """Starts (or, like /clear and /compact, restarts) the session."""
-        self.self_commands.session_started(self.interactive)
+        self.handle(s.SessionStarted(self.interactive))
 
     def type(self, text: str, origin: str = "composer") -> None:
         """Submits a prompt (the person's, unless `origin` says who else); a `/name args` one runs that command,
         as the engine does."""
         if not text.startswith("/"):
-            self.chains.handle(PromptSubmitted(text, origin))
+            self.handle(PromptSubmitted(text, origin))
             return
         command, _, args = text[1:].partition(" ")
         self.run_command(command, args, origin)
@@ -226,15 +247,15 @@ class MemoryHost:
     ) -> None:
         """Runs a command from any origin through the hooks, as the engine does: the chain hook hears every run
         whose arguments its matcher accepts, whoever started it."""
-        listed = (self.builtins(), [*self.commands, CHAIN_COMMAND])
-        reply = self.chains.command_typed(command, args, origin, self.enabled(), *listed) if holds_chain(args) else None
+        listed = (tuple(self.builtins()), (*self.commands, CHAIN_COMMAND))
+        reply = self.handle(ChainTyped(command, args, origin, self.enabled(), *listed)) if holds_chain(args) else None
         match reply:
-            case RunTyped(chain, index, head):
-                self._run(command, head, origin, self.chains.reporter(chain, index))
+            case s.RunTyped(head, token):
+                self._run(command, head, origin, self.driver.reporter(token))
             case CommandAnswer(text):
                 self.answers.append(text)
                 done(Success(text))
-            case None:
+            case _:
                 self._run(command, args, origin, done)
 
     def enabled(self) -> bool:
@@ -251,12 +272,12 @@ class MemoryHost:
 
     def end_turn(self, reason: str = "answer", agent: str | None = None, answer: str = "") -> None:
         """The model's turn ends (a subagent's when `agent` is set), its final text `answer`."""
-        self.chains.handle(TurnEnded(reason, agent, answer))
+        self.handle(TurnEnded(reason, agent, answer))
         self.settle()
 
     def close_pane(self, pane: str) -> None:
         """The person closes a pane."""
-        self.chains.handle(PaneClosed(pane))
+        self.handle(PaneClosed(pane))
         self.settle()
 
     def resolve(self, command: str, error: str | None = None) -> None:
@@ -265,32 +286,34 @@ class MemoryHost:
         done(Success("") if error is None else Failure(error))
         self.settle()
 
-    def skill_call(self, skill: object, args: object = None) -> ToolReply | str:
+    def skill_call(self, skill: object, args: object = None) -> s.Reply | str:
         """The model calls the Skill tool: the tool answers first (a skill it serves, or its refusal of a
         built-in), then slashkit; returns slashkit's reply, or the native text when untouched."""
         name = skill.removeprefix("/") if isinstance(skill, str) else ""
         served = name in self.commands and not self.commands[name].builtin
         native = f"Launching skill: {name}" if served else SKILL_REFUSAL.format(name=name)
-        reply = self.self_commands.skill_answered(skill, args, not served, self.builtins())
+        reply = self.handle(s.SkillAnswered(skill, not served, tuple(self.builtins()), args))
         self.settle()
         return native if reply is None else reply
 
-    def control_call(self, target: object, action: object, value: object, args: object = None) -> ToolReply | str:
+    def control_call(self, target: object, action: object, value: object, args: object = None) -> s.Reply | str:
         """The model calls lich's control_session: lich answers first, then slashkit."""
         native, is_error = self.lich_control(target, action, value)
-        reply = self.self_commands.control_answered(target, action, value, args, is_error, self.builtins())
+        reply = self.handle(s.ControlAnswered(is_error, tuple(self.builtins()), target, action, value, args))
         self.settle()
         return native if reply is None else reply
 
     def describe(self, tool: str, description: str) -> str:
         """The description of a tool as the model is shown it."""
-        return self.self_commands.tool_described(tool, description) or description
+        reply = self.handle(s.ToolDescribed(tool, description))
+        return reply.text if isinstance(reply, s.Description) else description
 
     def _run(self, command: str, args: str, origin: str, done: Callable[[RunOutcome], None]) -> None:
         self.runs.append((command, args))
         self.origins.append(origin)
         if command == CHAIN_COMMAND:
-            answer = self.chains.chain_command(args, self.enabled())
+            reply = self.handle(ChainCommandTyped(args, self.enabled()))
+            answer = reply.text if isinstance(reply, CommandAnswer) else ""
             self.answers.append(answer)
             done(Success(answer))
             return
@@ -304,11 +327,11 @@ class MemoryHost:
                 return
             case Prompt(text):
                 # As the engine does: the prompt is handed (skill.prompt), then submitted as `/name args`.
-                amended = self.chains.handle(PromptHanded(text))
+                amended = self.handle(PromptHanded(text))
                 self.prompts.append(amended.text if isinstance(amended, PromptText) else text)
-                self.chains.handle(PromptSubmitted(f"/{command} {args}".rstrip(), origin))
+                self.handle(PromptSubmitted(f"/{command} {args}".rstrip(), origin))
             case Pane(pane, focus, placed):
-                self.chains.handle(PaneOpened(pane, focus, placed))
+                self.handle(PaneOpened(pane, focus, placed))
         if script.held:
             self._held[command] = done
         else:

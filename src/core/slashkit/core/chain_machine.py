@@ -144,8 +144,8 @@ class StepFailed:
 
 
 @frozen
-class TimerFired:
-    """The timer a step after the first waits on fired."""
+class StepDue:
+    """The timer a step after the first waits on fired: the step is due to run."""
 
     chain: int
     index: int
@@ -212,7 +212,7 @@ Event = (
     ChainTyped
     | StepRan
     | StepFailed
-    | TimerFired
+    | StepDue
     | PromptHanded
     | PaneOpened
     | PaneClosed
@@ -271,7 +271,7 @@ Effect = Log | StartTimer | RunStep | SaveEnabled | ChainEnded
 
 
 @frozen
-class RunTyped:
+class RunHead:
     """Run the typed command with these arguments (the chain's head), then report StepRan or StepFailed."""
 
     chain: int
@@ -301,7 +301,7 @@ class ToolAnswered:
 
 
 #: None: the host goes on as it would without slashkit (runs the command as typed, keeps the prompt).
-Reply = RunTyped | PromptText | CommandAnswer | Denied | ToolAnswered | None
+Reply = RunHead | PromptText | CommandAnswer | Denied | ToolAnswered | None
 
 
 @frozen
@@ -327,7 +327,7 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return _after_run(state, r if r.saw_prompt else attrs.evolve(r, output=output))
         case StepFailed(chain, index, message) if r is not None and r.is_step(chain, index):
             return _step_ended(state, r, "failure", texts.thrown_why(message))
-        case TimerFired(chain, index) if r is not None and r.is_step(chain, index):
+        case StepDue(chain, index) if r is not None and r.is_step(chain, index):
             return Transition(state, (RunStep(chain, index, r.step.command, r.args),))
         case PromptHanded(text) if r is not None and r.wait == "run":
             return _prompt_handed(state, r, text)
@@ -440,7 +440,7 @@ def _start(
     state = attrs.evolve(state, running=first, started=started)
     if rule.may_run(head.command, origin, args=head.args):
         line = Log(texts.step_text(1, first.total, head))
-        return Transition(state, (*effects, line), RunTyped(started, 1, head.args))
+        return Transition(state, (*effects, line), RunHead(started, 1, head.args))
     refused = Log(texts.skipped_text(1, first.total, head, texts.refused_why(head, origin)))
     moved = _go_on(state, first, "success", False, Tally(skipped=1), (*effects, refused))
     return attrs.evolve(moved, reply=CommandAnswer(texts.refused_text(head, origin)))

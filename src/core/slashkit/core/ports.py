@@ -1,11 +1,12 @@
-"""The ports: what the core asks of a host, as `typing.Protocol`s. Adapters implement them; the core's use
-cases (`chain_session`, `self_command_session`) touch the outside world through nothing else."""
+"""The ports: what the core asks of an in-process host, as `typing.Protocol`s. Adapters implement them;
+`slashkit.core.driver` carries out the session's effects through nothing else."""
 
 from collections.abc import Callable
 from typing import Protocol
 
-from attrs import frozen
 from returns.result import Result
+
+from slashkit.core.self_command import Identity
 
 #: How a command's run ended: Success(the text it returned, "" when none), or Failure(the message it threw).
 RunOutcome = Result[str, str]
@@ -26,11 +27,15 @@ class CommandRunner(Protocol):
 
 
 class UiLog(Protocol):
-    """The session's transcript and its passing notices."""
+    """The session's transcript, its passing notices, and the tool descriptions the model is shown."""
 
     def log(self, text: str) -> None: ...
 
     def toast(self, text: str) -> None: ...
+
+    def invalidate(self) -> None:
+        """Asks the host for the tool descriptions again (they change once self-commands start)."""
+        ...
 
 
 class Store(Protocol):
@@ -46,15 +51,8 @@ class Environment(Protocol):
     def get(self, name: str) -> str | None: ...
 
 
-@frozen
-class Identity:
-    """Who lich says this session is (`lich whoami --json`): its card label and its roster name."""
-
-    label: str
-    name: str
-
-
 class Whoami(Protocol):
-    """Asks lich which session this is; a Failure says why it could not tell."""
+    """Asks lich which session this is (`$LICH_BIN whoami --json`); None when it could not tell (no lich, a
+    failure, a timeout)."""
 
-    def whoami(self) -> Result[Identity, str]: ...
+    def whoami(self) -> Identity | None: ...

@@ -1,7 +1,7 @@
 """Self-commands: when they are active, the tool-description notes, and what to do after a native refusal
 (queue a built-in, deny /model and /effort, or leave the native answer untouched). Pure decisions."""
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from typing import Final
 
 from attrs import frozen
@@ -11,11 +11,18 @@ from slashkit.core.chain import holds_chain
 from slashkit.core.equal_fold import equal_fold, go_trim_space
 from slashkit.core.js_text import js_trim
 from slashkit.core.policy import DEFAULT_RULE, Denied, Rule, is_refused
-from slashkit.core.ports import Identity
 from slashkit.core.texts import Key
 
 SKILL_TOOL: Final = "Skill"
 CONTROL_TOOL: Final = "mcp__lich__control_session"
+
+
+@frozen
+class Identity:
+    """Who lich says this session is (`lich whoami --json`): its card label and its roster name."""
+
+    label: str
+    name: str
 
 
 @frozen
@@ -102,19 +109,19 @@ def request(value: str, args: object) -> Request:
     return Request(name=name.removeprefix("/"), args=js_trim(args) if isinstance(args, str) else "")
 
 
-def decide(lich: Lich, asked: Request, builtins: Collection[str], rule: Rule = DEFAULT_RULE) -> Decision:
+def decide(lang: str, asked: Request, builtins: Collection[str], rule: Rule = DEFAULT_RULE) -> Decision:
     """Decides a command the model asked this session to run (the model, never the person: `slashkit.core.policy`).
     /model and /effort are denied before anything else, with the seeds' reason; a name that is no built-in of the
     host's list keeps the native answer; a built-in the rule keeps for the person is denied, and so is one whose
     arguments would start a chain (only the person chains commands); any other built-in is queued."""
     if is_refused(asked.name):
-        return Denied(texts.text(lich.lang, Key.DENY_DEFAULT_SAVED, name=asked.name))
+        return Denied(texts.text(lang, Key.DENY_DEFAULT_SAVED, name=asked.name))
     if asked.name not in builtins:
         return None
     if rule.knowing(builtins).restricted(asked.name):
-        return Denied(texts.text(lich.lang, Key.DENY_NOT_ALLOWED, name=asked.name))
+        return Denied(texts.text(lang, Key.DENY_NOT_ALLOWED, name=asked.name))
     if holds_chain(asked.args):
-        return Denied(texts.text(lich.lang, Key.DENY_CHAINED, name=asked.name))
+        return Denied(texts.text(lang, Key.DENY_CHAINED, name=asked.name))
     return Queue(asked)
 
 
@@ -157,7 +164,7 @@ def skill_answered(
     if lich is None or not is_error or not isinstance(skill, str):
         return Taken()
     asked = request(skill, args)
-    return _taken(decide(lich, asked, builtins, rule), asked, SkillQueued(asked.name, skill_queued(lich, asked)))
+    return _taken(decide(lich.lang, asked, builtins, rule), asked, SkillQueued(asked.name, skill_queued(lich, asked)))
 
 
 def control_answered(
@@ -165,20 +172,20 @@ def control_answered(
     call: tuple[object, object, object, object],
     is_error: bool,
     builtins: Collection[str],
-    identity: Callable[[], Identity | None],
+    known: Identity | None,
     rule: Rule = DEFAULT_RULE,
 ) -> Taken:
     """lich's control_session answered first; only its refusal of a command aimed at this session is taken.
-    `call` is the call's (target, action, value, args); `identity` asks lich who this session is, only for such a
-    refusal that did not name the id, and says None when it cannot tell (then only the id counts)."""
+    `call` is the call's (target, action, value, args); `known` is who lich said this session is, asked only for
+    such a refusal that did not name the id (`needs_whoami`), None when it could not tell (then only the id
+    counts)."""
     target, action, value, args = call
     if lich is None or not control_takes(action, value, is_error) or not isinstance(value, str):
         return Taken()
-    known = identity() if needs_whoami(lich, target) else None
     if not is_this_session(lich, target, known):
         return Taken()
     asked = request(value, args)
-    return _taken(decide(lich, asked, builtins, rule), asked, ControlQueued(control_queued(lich, asked)))
+    return _taken(decide(lich.lang, asked, builtins, rule), asked, ControlQueued(control_queued(lich, asked)))
 
 
 def _taken(decision: Decision, asked: Request, queued: SkillQueued | ControlQueued) -> Taken:

@@ -1,26 +1,21 @@
 """The bridge's Python end: handles the host's events one at a time, in the order the host sent them, and answers
-each with the reply, the effects (with their forecasts) and the events the state wants next.
+each with the reply, the effects (with their forecasts) and the events the session wants next.
 
-The chains and the token bookkeeping are pure (`slashkit.adapters.bridge.state`); what is not is here: the order
-of events, the versions forecasts hold for, and the self-command gate, which reads the environment and may ask
-lich who this session is. One `Bridge` per helper process.
+Transport only: what an event does is `slashkit.core.session`'s pure move, and what a timer or a run will do is
+its replay (`slashkit.core.forecast`). What is here is the order of events, and the versions forecasts hold for.
+One `Bridge` per helper process.
 """
 
 import sys
 import threading
 
-import attrs
-
 from slashkit.adapters.bridge import protocol as p
-from slashkit.adapters.bridge.forecast import foresee, then
-from slashkit.adapters.bridge.state import BridgeState, Moved, on_chain_event, on_run_ended, on_timer, queue
-from slashkit.core import chain_machine as m
-from slashkit.core import self_command as sc
+from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import HOSTS
+from slashkit.core.forecast import foreseen
 from slashkit.core.policy import rule_for
-from slashkit.core.ports import Environment, Identity, Whoami
-from slashkit.core.self_command_session import ACTIVE_WANTS
+from slashkit.core.ports import Environment
 
 #: How long an event waits for the one the host sent before it.
 ORDER_WAIT_S = 2.0
@@ -44,17 +39,15 @@ class LateEvent(Exception):
 class Bridge:
     """The core of one host session behind the wire format."""
 
-    def __init__(
-        self, env: Environment, whoami: Whoami, fail_tool: str | None = None, host: str = "claude-code"
-    ) -> None:
+    def __init__(self, env: Environment, fail_tool: str | None = None, host: str = "claude-code") -> None:
         """`fail_tool` is the fail tool's name as the host gives it to the model, which the fail note names; None
         for Claude Code's. `host` names the host whose allowlist the refusal rule applies (allowlist.HOSTS),
         widened by the names the person listed in `SLASHKIT_ALLOW`; a session a slashkit harness drives
-        (`SLASHKIT_HARNESS`, which the Agent SDK host sets for its Claude Code) is not typed by the person."""
-        self._env = env
-        self._whoami = whoami
+        (`SLASHKIT_HARNESS`, which the Agent SDK host sets for its Claude Code) is not typed by the person. The
+        session's lich variables say whether self-commands may start."""
         rule = rule_for(HOSTS[host], env.get(ALLOW_VARIABLE), bool(env.get(HARNESS_VARIABLE)))
-        self.state = BridgeState(chains=m.ChainState(fail_tool=fail_tool or texts.FAIL_TOOL_ID, rule=rule))
+        lich = (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"))
+        self.state = s.opened(rule, fail_tool or texts.FAIL_TOOL_ID, lich)
         self._turn = threading.Condition()
         self._version = 0
         #: The version the forecast of a timer or run holds for, by token.
@@ -88,9 +81,8 @@ class Bridge:
         return seq is None or seq <= self._version + MAX_SEQ_AHEAD
 
     def wants(self) -> frozenset[str]:
-        """The optional events the state needs: the chains' (`chain_machine.wants`) and, in an active
-        self-command session, the tool events."""
-        return m.wants(self.state.chains) | (ACTIVE_WANTS if self.state.lich is not None else frozenset())
+        """The optional events the session needs (`slashkit.core.session.wants`)."""
+        return s.wants(self.state)
 
     def refused(self, seq: int | None) -> None:
         """Counts an event the helper could not read as handled, changing nothing else, so the events the host
@@ -119,61 +111,24 @@ class Bridge:
     def _carried_out(self, event: p.Event, before: int) -> bool:
         """Tells whether the host already carried out what this event produced: it applied the forecast, and
         the helper had handled no other event since it made it (else the forecast may say something else)."""
-        if not isinstance(event, p.TimerFired | p.RunEnded):
+        token = s.reported_token(event)
+        if token is None:
             return False
-        held = self._foreseen.pop(event.token, None)
-        if event.applied and held != before:
-            print(f"slashkit: the host applied a stale forecast for token {event.token}", file=sys.stderr)
-        return event.applied and held == before
+        held = self._foreseen.pop(token, None)
+        applied = s.foreseen_token(event) == token
+        if applied and held != before:
+            print(f"slashkit: the host applied a stale forecast for token {token}", file=sys.stderr)
+        return applied and held == before
 
     def _answer(self, event: p.Event, version: int) -> p.Answer:
-        """The answer to the event handled as `version`; the state moves only once the whole answer is made."""
-        moved = self._move(event)
+        """The answer to the event handled as `version`; the session moves only once the whole answer is made."""
 
         def held(token: int) -> None:
             self._foreseen[token] = version
 
-        effects = tuple(foresee(moved.state, effect, held) for effect in moved.effects)
-        reply = moved.reply
-        if isinstance(reply, p.RunTyped):
-            reply = attrs.evolve(reply, then=then(moved.state, reply.token, held))
-        if self._carried_out(event, version - 1):
-            effects = ()
-        self.state = moved.state
-        # A forecast is for a timer or run the state still waits on, or for none worth keeping.
+        moved = foreseen(s.on_event(self.state, event), held)
+        effects = () if self._carried_out(event, version - 1) else moved.effects
+        self.state = moved.session
+        # A forecast is for a timer or run the session still waits on, or for none worth keeping.
         self._foreseen = {token: at for token, at in self._foreseen.items() if token in self.state.pending}
-        return p.Answer(version=version, wants=self.wants(), reply=reply, effects=effects)
-
-    def _move(self, event: p.Event) -> Moved:
-        state = self.state
-        match event:
-            case p.TimerFired(token):
-                return on_timer(state, token)
-            case p.RunEnded(token, error, output):
-                return on_run_ended(state, token, error, output)
-            case p.SessionStarted(interactive):
-                lich = sc.activation(interactive, self._env.get("LICH_SESSION_ID"), self._env.get("LICH_PROMPT_LANG"))
-                effects: tuple[p.Effect, ...] = (p.Invalidate(),) if lich is not None else ()
-                return Moved(attrs.evolve(state, lich=lich), None, effects)
-            case p.ToolDescribed(tool, description):
-                described = None if state.lich is None else sc.described(state.lich, tool, description)
-                return Moved(state, None if described is None else p.Description(described))
-            case p.SkillAnswered(skill, is_error, builtins, args):
-                taken = sc.skill_answered(state.lich, skill, args, is_error, builtins, state.chains.rule)
-                return _took(state, taken)
-            case p.ControlAnswered(is_error, builtins, target, action, value, args):
-                call = (target, action, value, args)
-                rule = state.chains.rule
-                return _took(state, sc.control_answered(state.lich, call, is_error, builtins, self._identity, rule))
-            case _:
-                return on_chain_event(state, event)
-
-    def _identity(self) -> Identity | None:
-        # When whoami fails (no LICH_BIN, an old lich, a timeout), only the id counts.
-        return self._whoami.whoami().value_or(None)
-
-
-def _took(state: BridgeState, taken: sc.Taken) -> Moved:
-    """The reply a tool's native answer gets, with the command it queues, if any."""
-    moved = Moved(state) if taken.queued is None else queue(state, taken.queued)
-    return attrs.evolve(moved, reply=taken.reply)
+        return p.Answer(version=version, wants=self.wants(), reply=moved.reply, effects=effects)

@@ -19,12 +19,6 @@ import socket
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from returns.result import Result
-
-    from slashkit.core.ports import Identity
 
 #: The socket's file name in the private directory.
 SOCKET_NAME = "s"
@@ -81,8 +75,7 @@ def main(args: list[str] | None = None) -> None:
 
     gc.freeze()
     gc.enable()
-    lich = _ProcessLich()
-    serve(directory, listener, Bridge(lich, lich, fail_tool, host))
+    serve(directory, listener, Bridge(os.environ, fail_tool, host))
 
 
 def options(args: list[str]) -> tuple[str | None, str]:
@@ -104,21 +97,6 @@ def options(args: list[str]) -> tuple[str | None, str]:
 
 def _is_tool_name(name: str) -> bool:
     return 0 < len(name) <= MAX_TOOL_NAME and name.isascii() and name.replace("_", "a").replace("-", "a").isalnum()
-
-
-class _ProcessLich:
-    """The helper's Environment and Whoami ports: its own variables, and lich's answer to who this session is.
-
-    The lich CLI adapter (subprocess and its helpers, ~5 ms to import on CPython 3.11.7) is imported when a
-    self-command inside lich first asks who the session is, which a chain never does."""
-
-    def get(self, name: str) -> str | None:
-        return os.environ.get(name)
-
-    def whoami(self) -> "Result[Identity, str]":
-        from slashkit.adapters.lich_cli import LichEnvironment, LichWhoami
-
-        return LichWhoami(LichEnvironment.from_environ(os.environ)).whoami()
 
 
 def _watch_parent(directory: str, parent: int) -> None:

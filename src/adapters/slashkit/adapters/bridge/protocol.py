@@ -1,11 +1,10 @@
-"""The bridge's wire format, version 2 (written down in docs/bridge.md): the events a host's shim sends, the
+"""The bridge's wire format, version 3 (written down in docs/bridge.md): the events a host's shim sends, the
 replies and effects it gets back, how they are read and written.
 
-The events are the core's, by name and by field: `ChainTyped`, `PromptSubmitted`, ... read straight into
-`slashkit.core.chain_machine`'s classes. The few that are the bridge's own name a timer or a run by the token
-the helper gave it (`TimerFired`, `RunEnded`), or carry the self-command feature's calls. Replies and effects
-carry a `kind`. Reading is strict and bounded; the cattrs converter that reads events is built on first use, and
-writing needs none, so the helper is ready before any of it is paid for.
+One vocabulary from the wire to the core: the events are `slashkit.core.session`'s, by name and by field
+(`ChainTyped`, `TimerFired`, `WhoamiAnswered`, ...), read straight into its classes, and so are the effects and
+replies written back, each with a `kind` of its own. Reading is strict and bounded; the cattrs converter that
+reads events is built on first use, and writing needs none, so the helper is ready before any of it is paid for.
 """
 
 import json
@@ -19,13 +18,14 @@ from attrs import frozen
 from returns.result import Failure, Result, Success
 
 from slashkit.core import chain_machine as m
+from slashkit.core import session as s
 from slashkit.core.policy import Denied
 from slashkit.core.self_command import ControlQueued, SkillQueued
 
 if TYPE_CHECKING:
     from cattrs import Converter
 
-VERSION: Final = 2
+VERSION: Final = 3
 #: A request larger than this is refused: no host event comes near it (tool descriptions are a few KiB).
 MAX_BODY: Final = 1 << 20
 #: The most of one text from outside that a client sends on (a prompt's start, a turn's answer, a run's text), in
@@ -42,67 +42,8 @@ MAX_NUMBER: Final = 32
 #: The keys of a request body; any other is refused.
 REQUEST_KEYS: Final = frozenset({"v", "seq", "event", "e"})
 
-# Events (host → helper) that are the bridge's own; the rest are the core's (EVENTS below)
-
-
-@frozen
-class TimerFired:
-    """A timer an `after` effect started has fired; `applied` says the host already carried out the `fires`
-    effects the `after` effect carried."""
-
-    token: int
-    applied: bool = False
-
-
-@frozen
-class RunEnded:
-    """A run a `run` effect (or a `run` reply) asked for resolved with the text `output`, or threw `error`;
-    `applied` says the host already carried out the `then` effects it carried."""
-
-    token: int
-    error: str | None = None
-    output: str = ""
-    applied: bool = False
-
-
-@frozen
-class SessionStarted:
-    """The session (re)started; `interactive` says a person is at it (the self-command gate)."""
-
-    interactive: bool
-
-
-@frozen
-class ToolDescribed:
-    """A tool's description, as the host would show it to the model."""
-
-    tool: str
-    description: str
-
-
-@frozen
-class SkillAnswered:
-    """The host's skill tool answered a call (`is_error`: it refused); `builtins` names the host's built-in
-    commands, as listed just now."""
-
-    skill: Any
-    is_error: bool
-    builtins: tuple[str, ...]
-    args: Any = None
-
-
-@frozen
-class ControlAnswered:
-    """lich's control tool answered a call aimed at the session `target`; `builtins` as above."""
-
-    is_error: bool
-    builtins: tuple[str, ...]
-    target: Any = None
-    action: Any = None
-    value: Any = None
-    args: Any = None
-
-
+#: The events a host sends: the session's, every one but `BuiltinAsked` (a harness's in-process tool; no shim
+#: has it).
 Event = (
     m.ChainTyped
     | m.ChainCommandTyped
@@ -112,12 +53,13 @@ Event = (
     | m.PaneClosed
     | m.TurnEnded
     | m.PromptSubmitted
-    | TimerFired
-    | RunEnded
-    | SessionStarted
-    | ToolDescribed
-    | SkillAnswered
-    | ControlAnswered
+    | s.TimerFired
+    | s.RunEnded
+    | s.SessionStarted
+    | s.ToolDescribed
+    | s.SkillAnswered
+    | s.ControlAnswered
+    | s.WhoamiAnswered
 )
 
 #: Every event, by the name it has on the wire: its class's name.
@@ -132,12 +74,13 @@ EVENTS: Final[dict[str, type[Event]]] = {
         m.PaneClosed,
         m.TurnEnded,
         m.PromptSubmitted,
-        TimerFired,
-        RunEnded,
-        SessionStarted,
-        ToolDescribed,
-        SkillAnswered,
-        ControlAnswered,
+        s.TimerFired,
+        s.RunEnded,
+        s.SessionStarted,
+        s.ToolDescribed,
+        s.SkillAnswered,
+        s.ControlAnswered,
+        s.WhoamiAnswered,
     )
 }
 
@@ -150,108 +93,25 @@ class Envelope:
     event: Event
 
 
-# Effects (helper → host)
+# Effects and replies (helper → host): the session's own, each with its `kind` on the wire. A `Report` has none:
+# the wire does not carry it.
 
-
-@frozen
-class Log:
-    """Write this line to the transcript."""
-
-    text: str
-
-
-@frozen
-class Toast:
-    """Show this passing notice."""
-
-    text: str
-
-
-@frozen
-class After:
-    """Start a timer; when it fires, send `TimerFired` with this token.
-
-    `fires` holds what the helper does when the timer fires (runs, lines), foreseen (slashkit.adapters.bridge
-    .forecast): if the helper handles no other event first, that is what it will do. The host then carries it
-    out at once instead of waiting a round trip, and says so with `applied`.
-    """
-
-    ms: int
-    token: int
-    fires: "tuple[Log | Run, ...] | None" = None
-
-
-@frozen
-class Run:
-    """Run `/command args` now; when it resolved or threw, send `RunEnded` with this token. `then` holds what
-    the helper does when the run resolves well (lines, timers), foreseen as for `After`."""
-
-    command: str
-    args: str
-    token: int
-    then: "tuple[Log | After, ...] | None" = None
-
-
-@frozen
-class SaveEnabled:
-    """Store the on/off setting, which every window of the host shares (the shim reads it with each event)."""
-
-    enabled: bool
-
-
-@frozen
-class Invalidate:
-    """Ask the host for the tool descriptions again (`ToolDescribed`)."""
-
-
-Effect = Log | Toast | After | Run | SaveEnabled | Invalidate
-
-# Replies (helper → host): how the hook the host holds open answers
-
-
-@frozen
-class RunTyped:
-    """Run the typed command with these args (the chain's head), then send `RunEnded` with the token; `then` as
-    for `Run`."""
-
-    args: str
-    token: int
-    then: "tuple[Log | After, ...] | None" = None
-
-
-@frozen
-class Text:
-    """Answer the command with this text, or the tool call with it as its result."""
-
-    text: str
-
-
-@frozen
-class Description:
-    """The tool's description, amended."""
-
-    text: str
-
-
-#: None: the host goes on as it would without slashkit. `PromptText` (hand the model this prompt instead),
-#: `Denied` (refuse the call), `SkillQueued` and `ControlQueued` are the core's own.
-Reply = RunTyped | Text | m.PromptText | Denied | Description | SkillQueued | ControlQueued | None
-
-#: The `kind` each effect and reply has on the wire.
 KINDS: Final[dict[type[Any], str]] = {
-    Log: "log",
-    Toast: "toast",
-    After: "after",
-    Run: "run",
-    SaveEnabled: "save.enabled",
-    Invalidate: "invalidate",
-    RunTyped: "run",
-    Text: "text",
+    m.Log: "log",
+    s.Toast: "toast",
+    s.After: "after",
+    s.Run: "run",
+    m.SaveEnabled: "save.enabled",
+    s.Invalidate: "invalidate",
+    s.RunTyped: "run.typed",
+    m.CommandAnswer: "command.answer",
+    m.ToolAnswered: "tool.answer",
     m.PromptText: "prompt",
     Denied: "deny",
-    Description: "description",
+    s.Description: "description",
     SkillQueued: "skill",
-    ControlQueued: "text",
+    ControlQueued: "control",
+    s.AskWhoami: "whoami",
 }
 
 
@@ -261,8 +121,8 @@ class Answer:
 
     version: int
     wants: frozenset[str]
-    reply: Reply
-    effects: tuple[Effect, ...]
+    reply: s.Reply
+    effects: tuple[s.Effect, ...]
 
 
 # Writing: by hand, so that answering needs no converter
@@ -285,7 +145,7 @@ def encode(answer: Answer) -> bytes:
             "version": answer.version,
             "wants": sorted(answer.wants),
             "reply": None if answer.reply is None else _written(answer.reply),
-            "effects": [_written(effect) for effect in answer.effects],
+            "effects": [_written(effect) for effect in answer.effects if not isinstance(effect, s.Report)],
         },
     ).encode()
 

@@ -12,8 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge import forecast, protocol, server
+from slashkit.adapters.bridge import protocol, server
 from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
+from slashkit.core import forecast
 from slashkit.core.chain_machine import STEP_OUTPUT
 
 #: The module a shim runs with the interpreter slashkit is installed in: `python -m HELPER_MODULE`.

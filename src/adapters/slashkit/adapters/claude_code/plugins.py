@@ -20,7 +20,7 @@ from slashkit.adapters.bridge.shim import (
 )
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
-from slashkit.core.chain_session import ENABLED_KEY
+from slashkit.core.session import ENABLED_KEY
 
 MARKETPLACE: Final = "slashkit"
 PLUGINS: Final = ("slash-chain", "self-command")

@@ -19,7 +19,7 @@ from slashkit.adapters.bridge.shim import (
 )
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
-from slashkit.core.chain_session import ENABLED_KEY
+from slashkit.core.session import ENABLED_KEY
 
 #: The plugin module opencode loads: every `plugins/*.{ts,js}` of a config dir, not below it (measured on
 #: opencode 1.18.33), so the modules it imports live in `plugins/slashkit/`, where opencode does not load them.

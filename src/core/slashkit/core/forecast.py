@@ -1,8 +1,8 @@
 """Forecasts: what a timer will do when it fires, and what a run will do when it resolves well, told to the host
 with the effect that starts them, so the host need not wait a round trip for the step after.
 
-Each is the pure move of `slashkit.adapters.bridge.state` run on the state as it is now: the core is
-deterministic, so if the helper handles no other event first, the forecast is what it will do. Nothing is
+Each is the pure move of `slashkit.core.session` run on the session as it is now: the core is deterministic, so
+if the host sends no other event first, the forecast is what it will do. Nothing is
 changed to make one. A forecast holds only lines, timers and runs, the effects a host carries out at once; a
 move that does anything else (answers, saves, toasts) gets none, and neither does a run whose text a `|`
 hands on (`hands_on`: the forecast cannot know the text).
@@ -18,9 +18,19 @@ from typing import Final
 
 import attrs
 
-from slashkit.adapters.bridge import protocol as p
-from slashkit.adapters.bridge.state import BridgeState, Moved, on_run_ended, on_timer
-from slashkit.core.chain_machine import hands_on
+from slashkit.core.chain_machine import Log, hands_on
+from slashkit.core.session import (
+    After,
+    Effect,
+    Moved,
+    Report,
+    Run,
+    RunEnded,
+    RunTyped,
+    Session,
+    TimerFired,
+    on_event,
+)
 
 #: Called with each token a forecast was made for; the helper records the version it holds for.
 Held = Callable[[int], None]
@@ -28,47 +38,58 @@ Held = Callable[[int], None]
 MAX_AHEAD: Final = 32
 
 
-def foresee(state: BridgeState, effect: p.Effect, held: Held, ahead: int = MAX_AHEAD) -> p.Effect:
+def foreseen(moved: Moved, held: Held) -> Moved:
+    """A move with what each of its timers and runs will do added, where that can be foreseen: its effects', and
+    the typed command's run its reply asks for (`RunTyped.then`)."""
+    effects = tuple(foresee(moved.session, effect, held) for effect in moved.effects)
+    reply = moved.reply
+    if isinstance(reply, RunTyped):
+        reply = attrs.evolve(reply, then=then(moved.session, reply.token, held))
+    return attrs.evolve(moved, effects=effects, reply=reply)
+
+
+def foresee(state: Session, effect: Effect, held: Held, ahead: int = MAX_AHEAD) -> Effect:
     """The effect, with what its timer or run will do added when that can be foreseen from `state` (the state
     the effect was made in) within `ahead` moves."""
     if ahead <= 0:
         return effect
     match effect:
-        case p.After(token=token):
+        case After(token=token):
             fires = _fires(state, token, held, ahead)
             return effect if fires is None else attrs.evolve(effect, fires=fires)
-        case p.Run(token=token):
+        case Run(token=token):
             return attrs.evolve(effect, then=then(state, token, held, ahead))
     return effect
 
 
-def then(state: BridgeState, token: int, held: Held, ahead: int = MAX_AHEAD) -> tuple[p.Log | p.After, ...] | None:
+def then(state: Session, token: int, held: Held, ahead: int = MAX_AHEAD) -> tuple[Log | After, ...] | None:
     """What the run with this token does when it resolves well, when lines and timers are all it does."""
     if ahead <= 0 or hands_on(state.chains):
         return None
-    moved = on_run_ended(state, token, None, "")
+    moved = on_event(state, RunEnded(token))
     effects = _foreseen(moved, ahead - 1)
-    if effects is None or not all(isinstance(e, p.Log | p.After) for e in effects):
+    if effects is None or not all(isinstance(e, Log | After) for e in effects):
         return None
     held(token)
     return effects  # type: ignore[return-value]  # checked just above
 
 
-def _fires(state: BridgeState, token: int, held: Held, ahead: int) -> tuple[p.Log | p.Run, ...] | None:
-    effects = _foreseen(on_timer(state, token), ahead - 1)
-    if effects is None or not all(isinstance(e, p.Log | p.Run) for e in effects):
+def _fires(state: Session, token: int, held: Held, ahead: int) -> tuple[Log | Run, ...] | None:
+    effects = _foreseen(on_event(state, TimerFired(token)), ahead - 1)
+    if effects is None or not all(isinstance(e, Log | Run) for e in effects):
         return None
     held(token)
     return effects  # type: ignore[return-value]  # checked just above
 
 
-def _foreseen(moved: Moved, ahead: int) -> tuple[p.Effect, ...] | None:
+def _foreseen(moved: Moved, ahead: int) -> tuple[Effect, ...] | None:
     """A move's effects, each with its own forecast from the state the move left; None when the move answers
     something (no timer or run answers anything). A forecast inside a forecast is recorded only when its own
     effect comes for real, in the answer to the event that made it."""
     if moved.reply is not None:
         return None
-    return tuple(foresee(moved.state, effect, _not_yet, ahead) for effect in moved.effects)
+    carried = (effect for effect in moved.effects if not isinstance(effect, Report))
+    return tuple(foresee(moved.session, effect, _not_yet, ahead) for effect in carried)
 
 
 def _not_yet(token: int) -> None:

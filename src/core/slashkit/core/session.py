@@ -1,0 +1,480 @@
+"""The application service: one session of a host, chains and self-commands together, as a pure move from
+(session, event) to (session, effects, reply).
+
+Every host drives this and nothing else: the in-memory and Agent SDK hosts in-process
+(`slashkit.core.driver` carries out the effects through the ports), every JavaScript host through the helper,
+whose Python only decodes an event, moves the session and encodes the answer. Each effect carries what a host
+needs to carry it out later, on its own schedule: a timer or a run is named by a token, and the host reports
+its end with that token, so no host reads the session back. Asking lich who this session is becomes a reply
+too (`AskWhoami`), whose answer comes back as an event, so no event waits on another process.
+
+The chains are `slashkit.core.chain_machine`'s; the self-command decisions `slashkit.core.self_command`'s;
+this module holds what applying them needs: the tokens, the gate, and turning the machine's effects
+(`StartTimer`, `RunStep`, named by the step they belong to) into the host's (`After`, `Run`, named by token).
+"""
+
+from collections.abc import Mapping
+from typing import Final
+
+import attrs
+from attrs import frozen
+
+from slashkit.core import chain_machine as m
+from slashkit.core import self_command as sc
+from slashkit.core import texts
+from slashkit.core.chain import Step
+from slashkit.core.chain_machine import (
+    ChainEnded,
+    ChainState,
+    CommandAnswer,
+    Log,
+    PromptText,
+    SaveEnabled,
+    ToolAnswered,
+)
+from slashkit.core.policy import DEFAULT_RULE, Denied, Rule, is_refused
+from slashkit.core.self_command import ControlQueued, Lich, Request, SkillQueued
+from slashkit.core.texts import Key
+
+#: The store key of the on/off setting (`SaveEnabled`).
+ENABLED_KEY: Final = "enabled"
+#: The optional events an active self-command session needs; an inactive one needs none.
+ACTIVE_WANTS: Final = frozenset({"ToolDescribed", "SkillAnswered", "ControlAnswered"})
+
+# Events a host sends besides the chain machine's (`chain_machine.Event`)
+
+
+@frozen
+class TimerFired:
+    """A timer an `After` effect started has fired; `applied` says the host already carried out what the
+    effect foresaw (`After.fires`)."""
+
+    token: int
+    applied: bool = False
+
+
+@frozen
+class RunEnded:
+    """A run a `Run` effect or a `RunTyped` reply asked for resolved with the text `output`, or threw `error`;
+    `applied` says the host already carried out what its good end was foreseen to do (`then`)."""
+
+    token: int
+    error: str | None = None
+    output: str = ""
+    applied: bool = False
+
+
+@frozen
+class SessionStarted:
+    """The session (re)started; `interactive` says a person is at it (the self-command gate)."""
+
+    interactive: bool
+
+
+@frozen
+class ToolDescribed:
+    """A tool's description, as the host would show it to the model."""
+
+    tool: str
+    description: str
+
+
+@frozen
+class SkillAnswered:
+    """The host's skill tool answered a call (`is_error`: it refused); `builtins` names the host's built-in
+    commands, as listed just now."""
+
+    skill: object
+    is_error: bool
+    builtins: tuple[str, ...]
+    args: object = None
+
+
+@frozen
+class ControlAnswered:
+    """lich's control tool answered a call aimed at the session `target`; `builtins` as above."""
+
+    is_error: bool
+    builtins: tuple[str, ...]
+    target: object = None
+    action: object = None
+    value: object = None
+    args: object = None
+
+
+@frozen
+class WhoamiAnswered:
+    """Who lich says this session is, for the `AskWhoami` reply with this token: the `label` and `name` of the
+    object `$LICH_BIN whoami --json` printed, each None when it could not tell (no lich, a failure, a timeout,
+    output without them)."""
+
+    token: int
+    label: str | None = None
+    name: str | None = None
+
+    @property
+    def identity(self) -> sc.Identity | None:
+        """Who this session is, when lich said both."""
+        if self.label is None or self.name is None:
+            return None
+        return sc.Identity(self.label, self.name)
+
+
+@frozen
+class BuiltinAsked:
+    """The model called a harness's own tool to run one of the session's built-ins (the Agent SDK host's
+    self-command tool): `command` and `args` as the call gave them."""
+
+    command: object
+    args: object
+    builtins: tuple[str, ...]
+
+
+Event = (
+    m.ChainTyped
+    | m.ChainCommandTyped
+    | m.FailCalled
+    | m.PromptHanded
+    | m.PaneOpened
+    | m.PaneClosed
+    | m.TurnEnded
+    | m.PromptSubmitted
+    | TimerFired
+    | RunEnded
+    | SessionStarted
+    | ToolDescribed
+    | SkillAnswered
+    | ControlAnswered
+    | WhoamiAnswered
+    | BuiltinAsked
+)
+
+# Effects: what the host is to do (Log and SaveEnabled are the machine's own)
+
+
+@frozen
+class Toast:
+    """Show this passing notice."""
+
+    text: str
+
+
+@frozen
+class Run:
+    """Run `/command args` now; once it resolved or threw, send `RunEnded` with this token. `then` is what a good
+    end will do, foreseen (`slashkit.core.forecast`), or None."""
+
+    command: str
+    args: str
+    token: int
+    then: "tuple[Log | After, ...] | None" = None
+
+
+@frozen
+class After:
+    """Start a timer; when it fires, send `TimerFired` with this token. `fires` is what that will do, foreseen,
+    or None."""
+
+    ms: int
+    token: int
+    fires: tuple[Log | Run, ...] | None = None
+
+
+@frozen
+class Invalidate:
+    """Ask the host for the tool descriptions again (`ToolDescribed`)."""
+
+
+@frozen
+class StepStarted:
+    """Step `index` of `total` of a chain has started (its line is logged beside it), for a host that shows its
+    chains' progress; a host with nothing to show ignores it, and the wire does not carry it."""
+
+    chain: int
+    index: int
+    total: int
+    step: Step
+
+
+#: The effects that only tell a host what happened (`ChainEnded`, the machine's, says how a chain ended), for one
+#: that reports its chains' progress: a host that shows nothing ignores them, the wire does not carry them, and a
+#: forecast leaves them out.
+Report = StepStarted | ChainEnded
+Effect = Log | Toast | After | Run | SaveEnabled | Invalidate | Report
+
+# Replies: how the hook the host holds open answers (PromptText, CommandAnswer, ToolAnswered, Denied,
+# SkillQueued and ControlQueued are the machine's and the self-command decisions' own)
+
+
+@frozen
+class RunTyped:
+    """Run the typed command with these args (the chain's head), then send `RunEnded` with the token; `then` as
+    for `Run`."""
+
+    args: str
+    token: int
+    then: tuple[Log | After, ...] | None = None
+
+
+@frozen
+class Description:
+    """The tool's description, amended."""
+
+    text: str
+
+
+@frozen
+class AskWhoami:
+    """Ask lich who this session is, then send `WhoamiAnswered` with this token: its reply answers the hook."""
+
+    token: int
+
+
+#: None: the host goes on as it would without slashkit.
+Reply = (
+    RunTyped
+    | CommandAnswer
+    | ToolAnswered
+    | PromptText
+    | Denied
+    | Description
+    | SkillQueued
+    | ControlQueued
+    | AskWhoami
+    | None
+)
+
+# State
+
+#: What a token stands for: a step's timer or run (the machine's effect or reply that asked for it), a queued
+#: self-command's timer (`sc.Queue`) or run (its `Request`), or a control call waiting on whoami.
+Pending = m.StartTimer | m.RunStep | m.RunHead | sc.Queue | Request | ControlAnswered
+#: What a `TimerFired` may report, and what a `RunEnded` may.
+TIMERS: Final = (m.StartTimer, sc.Queue)
+RUNS: Final = (m.RunStep, m.RunHead, Request)
+
+
+@frozen
+class Session:
+    """One host session: its chains, its self-command gate, and the timers, runs and questions it waits on.
+
+    `lich_id` and `lich_lang` are the session's `LICH_SESSION_ID` and `LICH_PROMPT_LANG`, which the host read
+    when it made the session; `lich` is the active self-command session once it started inside lich. `language`
+    is that of a harness's own self-command tool (`BuiltinAsked`)."""
+
+    chains: ChainState = attrs.field(factory=ChainState)
+    lich_id: str | None = None
+    lich_lang: str | None = None
+    language: str = texts.ENGLISH
+    lich: Lich | None = None
+    tokens: int = 0
+    pending: Mapping[int, Pending] = attrs.field(factory=dict)
+
+    @property
+    def rule(self) -> Rule:
+        """Who may run what in this session (`slashkit.core.policy`)."""
+        return self.chains.rule
+
+    def hold(self, what: Pending) -> tuple["Session", int]:
+        """Names a new timer, run or question with the next token."""
+        token = self.tokens + 1
+        return attrs.evolve(self, tokens=token, pending={**self.pending, token: what}), token
+
+    def take(self, token: int, kind: type[Pending] | tuple[type[Pending], ...]) -> tuple["Session", Pending | None]:
+        """Forgets a token that was reported, when it names a `kind` of thing (a timer for `TimerFired`, ...). A
+        token this session never gave (a restarted helper's), or one that names something else, is None and
+        changes nothing: a report of the wrong kind must not drop what the session waits on."""
+        what = self.pending.get(token)
+        if not isinstance(what, kind):
+            return self, None
+        left = {t: held for t, held in self.pending.items() if t != token}
+        return attrs.evolve(self, pending=left), what
+
+    def _without_gone_steps(self) -> "Session":
+        """Forgets the timers and runs of steps that no longer run (their chain ended or another replaced it): the
+        machine ignores their ends, and a host that never reports them must not make the state grow."""
+        r = self.chains.running
+
+        def live(what: Pending) -> bool:
+            if isinstance(what, m.StartTimer | m.RunStep | m.RunHead):
+                return r is not None and r.is_step(what.chain, what.index)
+            return True
+
+        if all(map(live, self.pending.values())):
+            return self
+        return attrs.evolve(self, pending={t: what for t, what in self.pending.items() if live(what)})
+
+
+def opened(
+    rule: Rule = DEFAULT_RULE,
+    fail_tool: str = texts.FAIL_TOOL_ID,
+    lich: tuple[str | None, str | None] = (None, None),
+    language: str | None = None,
+) -> Session:
+    """A new session under `rule`, whose host gives the model the fail tool as `fail_tool`, with the host's
+    `LICH_SESSION_ID` and `LICH_PROMPT_LANG` (`lich`) and the language a harness picked for its texts."""
+    lich_id, lich_lang = lich
+    chains = ChainState(fail_tool=fail_tool, rule=rule)
+    return Session(chains, lich_id, lich_lang, texts.language(language))
+
+
+@frozen
+class Moved:
+    """One event's result: the new session, what the host is to do, and the reply to the hook it holds open."""
+
+    session: Session
+    effects: tuple[Effect, ...] = ()
+    reply: Reply = None
+
+
+def enabled(stored: object) -> bool:
+    """Reads the stored on/off setting: on unless it is `false` (a setting never written is on)."""
+    return stored is not False
+
+
+def wants(session: Session) -> frozenset[str]:
+    """The optional events the session needs now (the ones it is not sent are the ones that change nothing): the
+    chains' (`chain_machine.wants`) and, in an active self-command session, the tool events."""
+    return m.wants(session.chains) | (ACTIVE_WANTS if session.lich is not None else frozenset())
+
+
+def reported_token(event: Event) -> int | None:
+    """The token of the timer or run an event reports the end of, if it is such a report."""
+    return event.token if isinstance(event, TimerFired | RunEnded) else None
+
+
+def foreseen_token(event: Event) -> int | None:
+    """The token of a timer or run whose foreseen effects the host says it already carried out (`applied`)."""
+    if isinstance(event, TimerFired | RunEnded) and event.applied:
+        return event.token
+    return None
+
+
+def on_event(session: Session, event: Event) -> Moved:
+    """Moves the session by one event."""
+    match event:
+        case TimerFired(token):
+            return _timer_fired(*session.take(token, TIMERS))
+        case RunEnded(token, error, output):
+            return _run_ended(*session.take(token, RUNS), error, output)
+        case SessionStarted(interactive):
+            lich = sc.activation(interactive, session.lich_id, session.lich_lang)
+            return Moved(attrs.evolve(session, lich=lich), (Invalidate(),) if lich is not None else ())
+        case ToolDescribed(tool, description):
+            described = None if session.lich is None else sc.described(session.lich, tool, description)
+            return Moved(session, reply=None if described is None else Description(described))
+        case SkillAnswered(skill, is_error, builtins, args):
+            return _took(session, sc.skill_answered(session.lich, skill, args, is_error, builtins, session.rule))
+        case ControlAnswered() if session.lich is not None and sc.control_takes(
+            event.action, event.value, event.is_error
+        ):
+            if not sc.needs_whoami(session.lich, event.target):
+                return _control(session, session.lich, event, None)
+            session, token = session.hold(event)
+            return Moved(session, reply=AskWhoami(token))
+        case ControlAnswered():
+            return Moved(session)
+        case WhoamiAnswered(token):
+            session, asked = session.take(token, ControlAnswered)
+            if isinstance(asked, ControlAnswered) and session.lich is not None:
+                return _control(session, session.lich, asked, event.identity)
+            return Moved(session)
+        case BuiltinAsked(command, args, builtins):
+            return _builtin_asked(session, command, args, builtins)
+        case _:
+            return _chains_moved(session, m.on_event(session.chains, event))
+
+
+def _timer_fired(session: Session, what: Pending | None) -> Moved:
+    match what:
+        case m.StartTimer(chain, index):
+            return _chains_moved(session, m.on_event(session.chains, m.StepDue(chain, index)))
+        case sc.Queue(request):
+            # The host refuses a command run inside a hook the turn waits on: it runs from this timer instead.
+            session, token = session.hold(request)
+            return Moved(session, (Run(request.name, request.args, token),))
+    return Moved(session)
+
+
+def _run_ended(session: Session, what: Pending | None, error: str | None, output: str) -> Moved:
+    match what:
+        case m.RunStep(chain, index) | m.RunHead(chain, index):
+            ended = m.StepRan(chain, index, output) if error is None else m.StepFailed(chain, index, error)
+            return _chains_moved(session, m.on_event(session.chains, ended))
+        case Request(name) if error is not None:
+            # A queued command has no turn left to answer, so its failure is a notice.
+            return Moved(session, (Toast(texts.queued_failed_toast(name, error)),))
+    return Moved(session)
+
+
+def _control_answered(session: Session, call: ControlAnswered) -> Moved:
+    """lich's control tool answered: only its refusal of a command may be taken, and only for this session;
+    lich is asked who this session is when the call did not name its id."""
+    lich = session.lich
+    if lich is None or not sc.control_takes(call.action, call.value, call.is_error):
+        return Moved(session)
+    if not sc.needs_whoami(lich, call.target):
+        return _control(session, lich, call, None)
+    session, token = session.hold(call)
+    return Moved(session, reply=AskWhoami(token))
+
+
+def _control(session: Session, lich: Lich, call: ControlAnswered, known: sc.Identity | None) -> Moved:
+    asked = (call.target, call.action, call.value, call.args)
+    return _took(session, sc.control_answered(lich, asked, call.is_error, call.builtins, known, session.rule))
+
+
+def _builtin_asked(session: Session, command: object, args: object, builtins: tuple[str, ...]) -> Moved:
+    """A harness's own tool asks for a built-in: queued as any self-command is, else refused saying why."""
+    asked = sc.request(command if isinstance(command, str) else "", args)
+    lang = session.language
+    match sc.decide(lang, asked, builtins, session.rule):
+        case Denied() if is_refused(asked.name):
+            # In an SDK session /model sets this session only (measured on Claude Code 2.1.328): lich's reason
+            # (it saves a default) is not this one.
+            return Moved(session, reply=Denied(texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.name)))
+        case Denied() as denied:
+            return Moved(session, reply=denied)
+        case sc.Queue():
+            queued = _queue(session, asked)
+            return attrs.evolve(queued, reply=ToolAnswered(texts.text(lang, Key.SKILL_QUEUED, queued=asked.label)))
+    return Moved(session, reply=Denied(texts.text(lang, Key.NOT_BUILTIN, name=asked.name)))
+
+
+def _took(session: Session, taken: sc.Taken) -> Moved:
+    """The reply a tool's native answer gets, with the command it queues, if any."""
+    moved = Moved(session) if taken.queued is None else _queue(session, taken.queued)
+    return attrs.evolve(moved, reply=taken.reply)
+
+
+def _queue(session: Session, request: Request) -> Moved:
+    """Runs a self-command from a timer, once the hook that asked has answered."""
+    session, token = session.hold(sc.Queue(request))
+    return Moved(session, (After(0, token),))
+
+
+def _chains_moved(session: Session, moved: m.Transition) -> Moved:
+    before = session.chains.running
+    session = attrs.evolve(session, chains=moved.state)
+    effects: list[Effect] = []
+    for effect in moved.effects:
+        match effect:
+            case m.StartTimer():
+                session, token = session.hold(effect)
+                effects.append(After(0, token))
+            case m.RunStep(command=command, args=args):
+                session, token = session.hold(effect)
+                effects.append(Run(command, args, token))
+            case Log() | SaveEnabled() | ChainEnded():
+                effects.append(effect)
+    now = session.chains.running
+    if now is not None and (before is None or not before.is_step(now.chain, now.index)):
+        effects.append(StepStarted(now.chain, now.index, now.total, now.step))
+    reply: Reply
+    match moved.reply:
+        case m.RunHead(args=args):
+            session, token = session.hold(moved.reply)
+            reply = RunTyped(args, token)
+        case other:
+            reply = other
+    return Moved(session._without_gone_steps(), tuple(effects), reply)
