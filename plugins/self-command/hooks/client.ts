@@ -8,7 +8,21 @@
  * helper's own (slashkit.adapters.bridge.shim.client_files).
  */
 
-import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, MAX_TEXT, READY, STEP_OUTPUT, VERSION } from './wire.js'
+import {
+  EFFECT_KINDS,
+  EVENT_PATH,
+  EVENTS,
+  EXIT_PATH,
+  MAX_FORECAST_DEPTH,
+  MAX_TEXT,
+  READY,
+  REPLY_KINDS,
+  STEP_OUTPUT,
+  VERSION,
+} from './wire.js'
+
+/** An event's name, as the helper reads it (slashkit.adapters.bridge.protocol.EVENTS): a name it does not know fails tsc. */
+export type EventName = (typeof EVENTS)[number]
 
 export type Effect =
   | { kind: 'log'; text: string }
@@ -37,6 +51,18 @@ type AskWhoami = { kind: 'whoami'; token: number }
 
 /** A reply as the helper writes it; `ask` never returns a `whoami`. */
 export type WireReply = Reply | AskWhoami
+
+/** True when two unions hold the same members. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+/**
+ * The kinds above are the helper's (slashkit.adapters.bridge.protocol.KINDS, generated into wire.ts): a kind one
+ * side writes and the other does not read fails tsc.
+ */
+const KINDS_ARE_THE_HELPERS: [Same<Effect['kind'], (typeof EFFECT_KINDS)[number]>, Same<WireReply['kind'], (typeof REPLY_KINDS)[number]>] = [
+  true,
+  true,
+]
+void KINDS_ARE_THE_HELPERS
 
 /** What the client needs of its host: the helper's process, its socket, a clock, and the effects' calls. */
 export type Host = {
@@ -134,7 +160,7 @@ export type Link = {
    * go out, in order, ahead of the next event, so nothing else competes with the host's next step when a
    * forecast is carried out; until then the helper lags, and the events it wants are a superset.
    */
-  held: { seq: number; event: string; e: unknown }[]
+  held: { seq: number; event: EventName; e: unknown }[]
 }
 
 /** A link with no helper yet. */
@@ -176,7 +202,7 @@ export function prepare(host: Host): void {
  * this session is to answer it (a `whoami` reply), the client asks the host (`Host.whoami`), sends what lich said
  * as `WhoamiAnswered` (`identity`), and that event's answer is the one returned: the helper never waits on lich.
  */
-export async function ask(host: Host, event: string, e: unknown): Promise<Answer> {
+export async function ask(host: Host, event: EventName, e: unknown): Promise<Answer> {
   const answer = await exchange(host, event, e)
   if (answer?.reply?.kind !== 'whoami') return answered(host, answer)
   const output = await host.whoami().catch(() => null)
@@ -224,7 +250,7 @@ function answered(host: Host, answer: Exchanged | undefined): Answer {
 type Exchanged = { reply: WireReply | null; at: number; from: Helper }
 
 /** Sends one event (after the reports held for it) and carries out the effects of the answers; never throws. */
-async function exchange(host: Host, event: string, e: unknown): Promise<Exchanged | undefined> {
+async function exchange(host: Host, event: EventName, e: unknown): Promise<Exchanged | undefined> {
   const l = linkOf(host)
   const current = l.helper ?? start(host)
   l.sent += 1 // before any wait, so what the caller does next already counts this event as sent
@@ -251,7 +277,7 @@ async function exchange(host: Host, event: string, e: unknown): Promise<Exchange
   return { reply: answer.reply, at: answer.version, from: current }
 }
 
-async function send(host: Host, current: Helper, seq: number, event: string, e: unknown): Promise<WireAnswer> {
+async function send(host: Host, current: Helper, seq: number, event: EventName, e: unknown): Promise<WireAnswer> {
   await current.argv
   const socketPath = await within(host, current.socket, host.startTimeoutMs, 'the helper did not start')
   const request = host.post(socketPath, EVENT_PATH, JSON.stringify({ v: VERSION, seq, event, e }))
@@ -509,7 +535,7 @@ function debugged(host: Host): (err: unknown) => void {
  * mod, it must not lose the race with `claude -p`'s exit, and a step's timer set in the typed command's hook
  * must find that hook returned (measured on Claude Code 2.1.328).
  */
-async function sendForeseen(host: Host, event: string, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
+async function sendForeseen(host: Host, event: EventName, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
   const l = linkOf(host)
   if (foreseen === null || l.helper !== from || l.sent !== at) {
     await ask(host, event, { ...e, applied: false })

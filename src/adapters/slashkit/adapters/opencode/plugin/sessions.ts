@@ -4,7 +4,7 @@
  * a session here by id; which sessions are children (a subagent's) is kept here too.
  */
 import type { Plugin } from '@opencode-ai/plugin'
-import { ask, close, link, wanted, type Answer, type Host, type Link, type Ticket } from './client.js'
+import { ask, close, link, wanted, type Answer, type EventName, type Host, type Link, type Ticket } from './client.js'
 import { nodeHost } from './node-host.js'
 
 export type Client = Parameters<Plugin>[0]['client']
@@ -134,7 +134,7 @@ export class Session {
    * one more transcript line, unless the answer's lines already said it (the core's `/slash-chain stop` logs
    * `cancelled; …` and answers with it, as Claude Code shows both).
    */
-  async askForCommand(event: string, e: unknown): Promise<Answer> {
+  async askForCommand(event: EventName, e: unknown): Promise<Answer> {
     this.logged = []
     const answer = await ask(this.host, event, e)
     const logged = this.logged
