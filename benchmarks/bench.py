@@ -32,6 +32,7 @@ from tests.support import seed as reference  # noqa: E402
 from tests.support.claude_cli import Isolation, claude_path, isolated_env  # noqa: E402
 from tests.support.model_server import ModelServer, Turn, text, tool_use  # noqa: E402
 
+from slashkit.adapters.bridge.protocol import VERSION  # noqa: E402
 from slashkit.adapters.claude_code.plugins import plugin_dir  # noqa: E402
 from slashkit.core.chain import parse_chain  # noqa: E402
 
@@ -109,7 +110,7 @@ def helper_round_trips(events: int) -> dict[str, float]:
     times: list[float] = []
 
     def send(event: str, e: dict[str, object]) -> dict[str, Any]:
-        body = json.dumps({"v": 2, "event": event, "e": e})
+        body = json.dumps({"v": VERSION, "event": event, "e": e})
         t = time.perf_counter()
         connection.request("POST", "/v1/event", body, {"content-type": "application/json"})
         answer: dict[str, Any] = json.loads(connection.getresponse().read())
@@ -146,7 +147,7 @@ def cold_starts(starts: int = 20) -> dict[str, float]:
     answered: list[float] = []
     body = json.dumps(
         {
-            "v": 2,
+            "v": VERSION,
             "seq": 1,
             "event": "ChainTyped",
             "e": {"command": "cost", "args": "&& /context", "origin": "sdk", "enabled": True},
