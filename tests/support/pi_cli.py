@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +46,9 @@ class Pi:
         provider = {"baseUrl": url, "api": "openai-completions", "apiKey": "any"}
         models = {"providers": {"fake": {**provider, "models": [{"id": "fake-model", "maxTokens": 4000}]}}}
         (self.agent / "models.json").write_text(json.dumps(models))
-        (self.agent / "settings.json").write_text(json.dumps({"defaultProvider": "fake", "defaultModel": "fake-model"}))
+        # Compaction keeps the newest 20k tokens by default: a scripted session is far smaller, so it keeps none.
+        settings = {"defaultProvider": "fake", "defaultModel": "fake-model", "compaction": {"keepRecentTokens": 1}}
+        (self.agent / "settings.json").write_text(json.dumps(settings))
         prompts = self.project / ".pi" / "prompts"
         prompts.mkdir(parents=True, exist_ok=True)
         for name, body in templates.items():
@@ -73,3 +79,62 @@ class Pi:
         return subprocess.run(
             argv, cwd=self.project, env=self.env(**extra), capture_output=True, text=True, timeout=timeout, check=False
         )
+
+
+class Rpc:
+    """`pi --mode rpc --approve` in the project folder: JSONL commands on stdin, events on stdout (docs/pi.md)."""
+
+    def __init__(self, pi: Pi, **extra: str) -> None:
+        argv = [NODE, CLI, "--mode", "rpc", "--approve", "--no-session"]
+        self.process = subprocess.Popen(
+            argv, cwd=pi.project, env=pi.env(**extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self.events: list[dict[str, object]] = []
+        # A thread reads stdout line by line: select on the pipe would miss lines already in the reader's buffer.
+        self._read: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            self._read.put(raw)
+        self._read.put("")
+
+    def send(self, command: dict[str, object]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+
+    def until(self, done: Callable[[dict[str, object]], bool], timeout: float = 30) -> dict[str, object]:
+        """Reads events until one for which `done` holds; returns it (a test that waits longer fails)."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                raw = self._read.get(timeout=left)
+            except queue.Empty:
+                break
+            if raw == "":
+                break
+            event = json.loads(raw)
+            self.events.append(event)
+            if done(event):
+                return event
+        raise AssertionError(f"pi said nothing awaited within {timeout} s; it said {self.lines()}")
+
+    def settled(self, timeout: float = 30) -> None:
+        self.until(lambda e: e.get("type") == "agent_settled", timeout)
+
+    def lines(self) -> list[str]:
+        """The transcript lines the extension showed (its notices)."""
+        notices = (e for e in self.events if e.get("type") == "extension_ui_request" and e.get("method") == "notify")
+        return [str(e.get("message")) for e in notices]
+
+    def close(self) -> None:
+        """Closes stdin, which ends pi; kills it if it has not left within 10 s."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

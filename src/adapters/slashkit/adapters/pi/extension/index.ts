@@ -42,7 +42,7 @@ export default function slashkit(pi: ExtensionAPI): void {
     if (ctx !== undefined && !ctx.isIdle()) await new Promise<void>(done => idle.push(done))
     return new Promise<string>((resolve, reject) => {
       if (ctx === undefined) return reject(new Error('pi gave no context yet'))
-      ctx.compact({ onComplete: () => resolve(''), onError: reject })
+      ctx.compact({ onComplete: () => resolve(''), onError: err => reject(err) })
     })
   }
 
@@ -59,10 +59,17 @@ export default function slashkit(pi: ExtensionAPI): void {
     })
   }
 
+  const node = nodeHost({ link: link(), gone: () => false, log: line, toast: line, run })
   const host: Host = {
-    ...nodeHost({ link: link(), gone: () => false, log: line, toast: line, run }),
-    // The next step must be sent before `agent_settled` returns, or `pi -p` exits first (docs/pi.md).
+    ...node,
+    // The next step must be sent before `agent_settled` returns, or `pi -p` exits first (docs/pi.md): what it
+    // waits for is every timer and every exchange with the helper under way.
     after: (ms, fire) => track(new Promise(done => setTimeout(done, ms)).then(fire)),
+    post: (socketPath, path, body) => {
+      const posted = node.post(socketPath, path, body)
+      track(posted)
+      return posted
+    },
   }
 
   /** The typed command (or step) was handed to the model: its run ended, with no text (its turn's answer is). */
@@ -128,7 +135,12 @@ export default function slashkit(pi: ExtensionAPI): void {
       await ask(host, 'TurnEnded', { reason, agent: null, answer: wanted(STEP_OUTPUT, host.link) ? bounded(last.answer) : '' })
     }
     // pi runs what this handler sends once it returned, and `pi -p` exits when nothing was sent (measured on 1.6.0).
-    while (work.size > 0) await Promise.all([...work])
+    // What one piece of work leads to starts within the microtasks after it: setImmediate runs once they are done.
+    for (;;) {
+      await new Promise(done => setImmediate(done))
+      if (work.size === 0) break
+      await Promise.all([...work])
+    }
   })
 
   // The helper's pipes would keep `pi -p` alive after its prompt: it is asked to leave with the session.
