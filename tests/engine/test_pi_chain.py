@@ -2,6 +2,7 @@
 second message is needed), offline against a scripted model: each chain as the person sees it (the transcript
 lines, which pi never hands the model) and as the model is handed it."""
 
+import functools
 import json
 import sys
 import time
@@ -68,6 +69,10 @@ def _streaming(model: OpenAIServer) -> None:
     time.sleep(0.5)
 
 
+def _answers(command_id: str, event: dict[str, object]) -> bool:
+    return event.get("id") == command_id
+
+
 def test_two_steps_each_template_with_its_own_arguments(tmp_path: Path) -> None:
     ran = _print(tmp_path, "/greet Bob && /bye Alice", [text("hello Bob"), text("bye Alice")])
     assert ran.status == 0
@@ -92,7 +97,7 @@ def test_a_failing_turn_stops_the_chain(tmp_path: Path) -> None:
 
 
 def test_the_fail_tool_stops_the_chain(tmp_path: Path) -> None:
-    script = [tool_call(FAIL_TOOL, {"reason": "no Bob here"}), text("I could not")]
+    script: list[Turn] = [tool_call(FAIL_TOOL, {"reason": "no Bob here"}), text("I could not")]
     ran = _print(tmp_path, "/greet Bob && /bye Alice", script)
     assert ran.lines == [
         "1/2: /greet Bob",
@@ -127,7 +132,7 @@ def test_compact_in_a_chain_runs_through_the_api(tmp_path: Path) -> None:
 
 
 def test_the_model_queues_compact_with_its_tool(tmp_path: Path) -> None:
-    script = [tool_call(BUILTIN_TOOL, {"command": "compact"}), text("queued"), text("THE SUMMARY")]
+    script: list[Turn] = [tool_call(BUILTIN_TOOL, {"command": "compact"}), text("queued"), text("THE SUMMARY")]
     ran = _print(tmp_path, "please compact the session", script)
     assert ran.status == 0
     assert ran.model.requests[1].tool_results() == [
@@ -179,7 +184,7 @@ def test_slash_chain_gives_the_status_and_turns_chains_off(rpc: tuple[Rpc, OpenA
     session, model = rpc
     for n, line in enumerate(("/slash-chain", "/slash-chain off", "/slash-chain", "/slash-chain on")):
         session.send({"type": "prompt", "message": line, "id": str(n)})
-        session.until(lambda e, n=n: e.get("id") == str(n))
+        session.until(functools.partial(_answers, str(n)))
     time.sleep(1)
     lines = session.lines()
     assert len(lines) == 4

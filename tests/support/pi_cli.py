@@ -115,7 +115,7 @@ class Rpc:
                 break
             if raw == "":
                 break
-            event = json.loads(raw)
+            event: dict[str, object] = json.loads(raw)
             self.events.append(event)
             if done(event):
                 return event
