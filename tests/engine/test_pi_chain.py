@@ -24,6 +24,8 @@ pytestmark = [
     ),
 ]
 
+#: What pi's compaction request says to the model (`SUMMARIZATION_SYSTEM_PROMPT`, read on 1.6.0).
+SUMMARIZING = "You are a context summarization assistant."
 TEMPLATES = {"greet": "Say hello to $1", "bye": "Say bye to $1", "echo": "Echo: $ARGUMENTS"}
 
 
@@ -126,8 +128,11 @@ def test_a_pipe_hands_the_answer_on(tmp_path: Path) -> None:
 def test_compact_in_a_chain_runs_through_the_api(tmp_path: Path) -> None:
     ran = _print(tmp_path, "/greet Bob && /compact && /bye Alice", [text("hi Bob"), text("THE SUMMARY"), text("bye")])
     assert ran.lines == ["1/3: /greet Bob", "2/3: /compact", "3/3: /bye Alice", "all 3 command(s) ran"]
-    # The second request is compaction's; the third holds its summary in place of the first step.
-    assert "THE SUMMARY" in json.dumps(ran.model.requests[2].body)
+    # The second request is compaction's (pi's summarization prompt, measured on 1.6.0), never a prompt `/compact`;
+    # the third holds its summary in place of the first step.
+    assert SUMMARIZING in ran.model.requests[1].all_text()
+    assert all(not text.startswith("/compact") for r in ran.model.requests for text in r.user_texts())
+    assert "THE SUMMARY" in ran.model.requests[2].all_text()
     assert ran.asked()[-1] == "Say bye to Alice"
 
 
@@ -140,6 +145,7 @@ def test_the_model_queues_compact_with_its_tool(tmp_path: Path) -> None:
     ]
     # Once the turn ended, pi compacted: a third request, compaction's.
     assert len(ran.model.requests) == 3
+    assert SUMMARIZING in ran.model.requests[2].all_text()
     assert "[Tool result]: /compact is queued" in ran.model.requests[2].last_user_text()
 
 

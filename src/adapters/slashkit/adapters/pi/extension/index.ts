@@ -123,7 +123,7 @@ export default function slashkit(pi: ExtensionAPI): void {
     const answers = (e.messages as Said[]).filter(m => m.role === 'assistant')
     const end = answers[answers.length - 1]
     // A failed turn (an HTTP error) sets no `aborted`: only its last message's stopReason tells (measured on 1.6.0).
-    const reason = end?.stopReason === 'error' ? 'error' : end?.stopReason === 'aborted' ? 'aborted' : 'answer'
+    const reason = end?.stopReason === 'error' ? 'error' : 'answer'
     last = { reason, answer: end === undefined ? '' : textOf(end) }
   })
 
