@@ -93,12 +93,15 @@ def test(work: Path) -> bool:
     for name, content in client_files().items():
         (source / name).write_text(content)
     install.install(source / "opencode")
+    pi_install.install(source / "pi" / "extensions")
     for found in NODE_TESTS.glob("*.ts"):
         shutil.copy(found, source / found.name)
     tests = sorted(NODE_TESTS.glob("*.test.ts"))
     (work / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
     out = work / "out"
-    emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out)}
+    # pi's extension imports the pinned pi's types (type only: nothing of it is compiled or loaded).
+    pi_types = {"@earendil-works/pi-coding-agent": [str(PI_MODULES / "@earendil-works" / "pi-coding-agent")]}
+    emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out), "paths": pi_types}
     config = _tsconfig(work, emit, ["src"])
     if not _run([str(TSC), "-p", str(config)]):
         return False

@@ -172,8 +172,10 @@ export default function slashkit(pi: ExtensionAPI): void {
     label: facts.BUILTIN_TOOL,
     description: facts.BUILTIN_DESCRIPTION,
     parameters: facts.BUILTIN_SCHEMA as never,
-    execute: async (_id, params: { command?: unknown; args?: unknown }) =>
-      toolAnswer(await ask(host, 'BuiltinAsked', { command: params.command ?? null, args: params.args ?? null, builtins: BUILTINS })),
+    execute: async (_id, params: { command?: unknown; args?: unknown }, _signal, _update, c) => {
+      ctx = c
+      return toolAnswer(await ask(host, 'BuiltinAsked', { command: params.command ?? null, args: params.args ?? null, builtins: BUILTINS }))
+    },
   })
 }
 
