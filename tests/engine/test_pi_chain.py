@@ -196,3 +196,21 @@ def test_slash_chain_gives_the_status_and_turns_chains_off(rpc: tuple[Rpc, OpenA
     assert len(lines) == 4
     assert "on" in lines[0] and "off" in lines[2]
     assert model.requests == []
+
+
+def test_a_line_led_by_compact_in_rpc_mode_runs_it_in_place(tmp_path: Path) -> None:
+    # Outside the TUI a line led by a built-in reaches the input event (measured on 1.6.0; docs/pi.md, point 3).
+    with OpenAIServer([text("hi"), text("THE SUMMARY"), text("hello Bob")]) as model:
+        session = Rpc(Pi(tmp_path).setup(model.url, TEMPLATES), SLASHKIT_PYTHON=sys.executable)
+        try:
+            session.send({"type": "prompt", "message": "hello"})
+            session.settled()
+            session.send({"type": "prompt", "message": "/compact && /greet Bob"})
+            session.until(
+                lambda e: e.get("type") == "extension_ui_request" and e.get("message") == "all 2 command(s) ran"
+            )
+        finally:
+            session.close()
+    assert session.lines() == ["1/2: /compact", "2/2: /greet Bob", "all 2 command(s) ran"]
+    assert SUMMARIZING in model.requests[1].all_text()
+    assert model.requests[2].last_user_text() == "Say hello to Bob"
