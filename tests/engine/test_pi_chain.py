@@ -214,3 +214,32 @@ def test_a_line_led_by_compact_in_rpc_mode_runs_it_in_place(tmp_path: Path) -> N
     assert session.lines() == ["1/2: /compact", "2/2: /greet Bob", "all 2 command(s) ran"]
     assert SUMMARIZING in model.requests[1].all_text()
     assert model.requests[2].last_user_text() == "Say hello to Bob"
+
+
+#: An extension of the project's own with a command that shows a line and takes no turn.
+HELLO_EXTENSION = """
+import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
+export default function (pi: ExtensionAPI): void {
+  pi.registerCommand('hello', {
+    description: 'says hello',
+    handler: async (args) => { process.stderr.write(`HELLO ${args}\\n`) },
+  })
+}
+"""
+
+
+def test_an_extension_command_is_a_step(tmp_path: Path) -> None:
+    with OpenAIServer([text("hi Bob"), text("bye")]) as model:
+        pi = Pi(tmp_path).setup(model.url, TEMPLATES)
+        (pi.project / ".pi" / "extensions" / "hello.ts").write_text(HELLO_EXTENSION)
+        done = pi.run("/greet Bob && /hello there && /bye Alice", SLASHKIT_PYTHON=sys.executable)
+    lines = done.stderr.splitlines()
+    # pi runs the command once the settled handlers returned, by when the next step's line is out (docs/pi.md).
+    assert [line for line in lines if not line.startswith("HELLO")] == [
+        "1/3: /greet Bob",
+        "2/3: /hello there",
+        "3/3: /bye Alice",
+        "all 3 command(s) ran",
+    ]
+    assert "HELLO there" in lines
+    assert [r.last_user_text() for r in model.requests][-1] == "Say bye to Alice"

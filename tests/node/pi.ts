@@ -88,6 +88,10 @@ export class FakePi {
       on: (event: string, handle: Handler) => this.handlers.set(event, [...(this.handlers.get(event) ?? []), handle]),
       registerCommand: (name: string, options: { handler: (args: string, ctx: unknown) => Promise<void> }) => this.commands.set(name, options.handler),
       registerTool: (tool: Tool) => this.tools.set(tool.name, tool),
+      getCommands: () => [
+        ...Object.keys(this.templates).map(name => ({ name, source: 'prompt' })),
+        ...[...this.commands.keys()].map(name => ({ name, source: 'extension' })),
+      ],
       sendUserMessage: (text: string) => {
         if (!this.settling) throw new Error('the fake pi takes a prompt from an extension only while it settles')
         this.deferred.push(text)

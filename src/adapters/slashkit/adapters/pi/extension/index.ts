@@ -53,9 +53,15 @@ export default function slashkit(pi: ExtensionAPI): void {
       track(done)
       return done
     }
+    const typed = `/${command}${args === '' ? '' : ` ${args}`}`
+    // An extension command sends no user message of its own: its run ends once pi has taken it.
+    if (pi.getCommands().some(c => c.name === command && c.source === 'extension')) {
+      pi.sendUserMessage(typed, { expandPromptTemplates: true })
+      return Promise.resolve('')
+    }
     return new Promise<string>((resolve, reject) => {
       stepping = { resolve, reject }
-      pi.sendUserMessage(`/${command}${args === '' ? '' : ` ${args}`}`, { expandPromptTemplates: true })
+      pi.sendUserMessage(typed, { expandPromptTemplates: true })
     })
   }
 
