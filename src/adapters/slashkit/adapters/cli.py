@@ -14,6 +14,7 @@ from slashkit.adapters import __version__
 from slashkit.adapters.claude_code import plugins
 from slashkit.adapters.memory import Local, MemoryHost, Prompt, Throws, host
 from slashkit.adapters.opencode import install as opencode
+from slashkit.adapters.pi import install as pi
 
 #: What each command's exit status means; README.md, "Exit status", holds the same block, and
 #: tests/adapters/test_cli.py runs each command to each status.
@@ -27,6 +28,7 @@ exit status:
                   with a failure, or the command alone failed; 2 bad usage
   claude-code   0 done; 1 a file or folder could not be written; 2 bad usage
   opencode      0 done; 1 a file or folder could not be written or removed; 2 bad usage
+  pi            0 done; 1 a file or folder could not be written or removed; 2 bad usage
   every command 130 interrupted (Ctrl-C); 141 its output was closed (| head)"""
 
 _EPILOG = f"""\
@@ -39,6 +41,7 @@ examples:
   claude --plugin-dir "$(slashkit claude-code plugin-dir slash-chain)"
   claude plugin marketplace add "$(slashkit claude-code marketplace)"
   slashkit opencode install          (then start opencode in this project)
+  slashkit pi install                (then start pi in this project)
   slashkit play "/review x && /test || /rollback" --prompt review --fail test"""
 #: The status of a command interrupted by the person (Ctrl-C), and of one whose output was closed (`| head`): 128
 #: and the signal's number, as a shell reports a process that signal ended.
@@ -74,6 +77,8 @@ def _main(given: list[str]) -> int:
             return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _claude_code(args))
         case "opencode":
             return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _opencode(args.usage, args))
+        case "pi":
+            return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _pi(args.usage, args))
     parser.print_help()
     return 2
 
@@ -216,6 +221,7 @@ def _parser() -> argparse.ArgumentParser:
     for sub in (one, market):
         sub.add_argument("--root", help="lay out here instead of under $XDG_DATA_HOME/slashkit")
     _opencode_parser(commands)
+    _pi_parser(commands)
     return parser
 
 
@@ -279,6 +285,58 @@ def _opencode(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     else:
         paths = opencode.uninstall(target)
         print(f"slashkit plugin {'removed' if paths else 'was not installed'} from {target / 'plugins'}")
+    for path in paths:
+        print(f"  {path}")
+    return 0
+
+
+def _pi_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    code = _command(
+        commands,
+        "pi",
+        help="put the slash-chain extension where pi loads it, or take it out",
+        description="Puts slashkit's pi extension in a project's .pi/extensions (or, with --global, the user's pi "
+        "agent folder), or takes it out.",
+    )
+    what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
+    put = _command(
+        what,
+        "install",
+        help="install the extension for a project (default: here), or --global",
+        description="Writes the extension into PROJECT_DIR/.pi/extensions/slashkit, or with --global into "
+        "$PI_CODING_AGENT_DIR/extensions/slashkit (default ~/.pi/agent); a second run changes nothing. The files "
+        "name no path of this machine, so a team can commit them: the extension starts $SLASHKIT_PYTHON, else "
+        "slashkit-helper on PATH.",
+    )
+    put.add_argument(
+        "--this-python",
+        action="store_true",
+        help="name this interpreter in the extension instead, for this machine only (not to commit)",
+    )
+    out = _command(
+        what,
+        "uninstall",
+        help="take the extension out of a project (default: here), or --global",
+        description="Removes the extension's files, and the folders install made once they are empty; nothing else.",
+    )
+    for sub in (put, out):
+        sub.add_argument("project", nargs="?", metavar="PROJECT_DIR", help="the project folder (default: here)")
+        sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's pi agent folder")
+
+
+def _pi(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.everywhere and args.project is not None:
+        usage.error("takes a PROJECT_DIR or --global, not both")
+    project = None if args.everywhere else Path(args.project or ".")
+    if project is not None and not project.is_dir():
+        usage.error(f"{project} is not a folder")
+    target = pi.extensions_dir(project)
+    if args.what == "install":
+        paths = pi.install(target, sys.executable if args.this_python else None)
+        print(f"slashkit extension {'installed' if paths else 'already up to date'} in {target / pi.FOLDER}")
+    else:
+        paths = pi.uninstall(target)
+        print(f"slashkit extension {'removed' if paths else 'was not installed'} from {target / pi.FOLDER}")
     for path in paths:
         print(f"  {path}")
     return 0

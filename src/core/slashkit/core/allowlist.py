@@ -68,5 +68,19 @@ OPENCODE: Final = Allowlist(
     safe={"compact": "the TUI's /compact, run as the server's summarize; no setting changes"},
 )
 
+#: pi 1.6.0: the built-ins are the TUI's (`BUILTIN_SLASH_COMMANDS` in its dist/core/slash-commands.js, read on
+#: 1.6.0); an extension runs only `compact` (`ctx.compact()`), so slashkit's extension runs that one alone.
+PI: Final = Allowlist(
+    host="pi 1.6.0",
+    builtins=frozenset(
+        {
+            *("settings", "model", "tree", "thinking", "scoped-models", "export", "import", "share", "bug", "copy"),
+            *("name", "session", "changelog", "hotkeys", "fork", "clone", "trust", "login", "logout", "new"),
+            *("compact", "resume", "reload", "quit"),
+        }
+    ),
+    safe={"compact": "pi's /compact, run through the extension API's ctx.compact(); no setting changes"},
+)
+
 #: Every host's list, by the name a shim's installer passes the helper (`--host`).
-HOSTS: Final[Mapping[str, Allowlist]] = {"claude-code": CLAUDE_CODE, "opencode": OPENCODE}
+HOSTS: Final[Mapping[str, Allowlist]] = {"claude-code": CLAUDE_CODE, "opencode": OPENCODE, "pi": PI}

@@ -42,8 +42,7 @@ MAX_NUMBER: Final = 32
 #: The keys of a request body; any other is refused.
 REQUEST_KEYS: Final = frozenset({"v", "seq", "event", "e"})
 
-#: The events a host sends: the session's, every one but `BuiltinAsked` (a harness's in-process tool; no shim
-#: has it).
+#: The events a host sends: every one of the session's (`BuiltinAsked` is pi's self-command tool's call).
 Event = (
     m.ChainTyped
     | m.ChainCommandTyped
@@ -60,6 +59,7 @@ Event = (
     | s.SkillAnswered
     | s.ControlAnswered
     | s.WhoamiAnswered
+    | s.BuiltinAsked
 )
 
 #: Every event, by the name it has on the wire: its class's name.
@@ -81,6 +81,7 @@ EVENTS: Final[dict[str, type[Event]]] = {
         s.SkillAnswered,
         s.ControlAnswered,
         s.WhoamiAnswered,
+        s.BuiltinAsked,
     )
 }
 

@@ -1,0 +1,1 @@
+"""slashkit's pi extension (docs/pi.md) and its installer."""

@@ -1,0 +1,199 @@
+/**
+ * slashkit's pi extension: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge
+ * (docs/bridge.md): it translates pi's events into the core's events and carries out what the core answers with;
+ * every rule is in Python. The facts it relies on are in docs/pi.md (measured on pi 1.6.0). pi runs one session
+ * per process, so the extension keeps one link to one helper. Type-only imports from npm: pi resolves nothing here.
+ */
+import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
+import { ask, bounded, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
+import * as facts from './host.js'
+import { enabled, nodeHost } from './node-host.js'
+import { STEP_OUTPUT } from './wire.js'
+
+/** The built-ins the extension API runs (`ctx.compact()`); the core hears them as `builtins`. */
+const BUILTINS = ['compact']
+
+type Text = { type: string; text?: string }
+type Said = { role?: string; content?: string | Text[]; stopReason?: string }
+
+export default function slashkit(pi: ExtensionAPI): void {
+  let ctx: ExtensionContext | undefined
+  /** The run of the step whose prompt pi sends next: it ends once that prompt was handed (`message_end`). */
+  let stepping: { resolve: (output: string) => void; reject: (error: Error) => void } | Ticket | undefined
+  /** How the last low-level run ended (`agent_end`), for the `agent_settled` that follows. */
+  let last: { reason: string; answer: string } = { reason: 'answer', answer: '' }
+  /** What `agent_settled` waits for before it returns: fired timers and built-ins running (see `settled`). */
+  const work = new Set<Promise<unknown>>()
+  const track = (p: Promise<unknown>): void => {
+    const held = p.catch(() => undefined)
+    work.add(held)
+    void held.then(() => work.delete(held))
+  }
+  let idle: (() => void)[] = []
+
+  /** A transcript line: the person sees it (a notice, or stderr without a UI); it never enters the model's context. */
+  const line = (text: string): void => {
+    if (ctx?.hasUI === true) ctx.ui.notify(text, 'info')
+    else process.stderr.write(`${text}\n`)
+  }
+
+  const compact = async (): Promise<string> => {
+    // A self-command queued during a turn runs once the turn is over.
+    if (ctx !== undefined && !ctx.isIdle()) await new Promise<void>(done => idle.push(done))
+    return new Promise<string>((resolve, reject) => {
+      if (ctx === undefined) return reject(new Error('pi gave no context yet'))
+      ctx.compact({ onComplete: () => resolve(''), onError: err => reject(err) })
+    })
+  }
+
+  /** A step: a built-in through the API, anything else as the person's typed line (templates expanded). */
+  const run = (command: string, args: string): Promise<string> => {
+    if (command === 'compact') {
+      const done = compact()
+      track(done)
+      return done
+    }
+    const typed = `/${command}${args === '' ? '' : ` ${args}`}`
+    // An extension command sends no user message of its own: its run ends once pi has taken it.
+    if (pi.getCommands().some(c => c.name === command && c.source === 'extension')) {
+      pi.sendUserMessage(typed, { expandPromptTemplates: true })
+      return Promise.resolve('')
+    }
+    return new Promise<string>((resolve, reject) => {
+      stepping = { resolve, reject }
+      pi.sendUserMessage(typed, { expandPromptTemplates: true })
+    })
+  }
+
+  const node = nodeHost({ link: link(), gone: () => false, log: line, toast: line, run })
+  const host: Host = {
+    ...node,
+    // The next step must be sent before `agent_settled` returns, or `pi -p` exits first (docs/pi.md): what it
+    // waits for is every timer and every exchange with the helper under way.
+    after: (ms, fire) => track(new Promise(done => setTimeout(done, ms)).then(fire)),
+    post: (socketPath, path, body) => {
+      const posted = node.post(socketPath, path, body)
+      track(posted)
+      return posted
+    },
+  }
+
+  /** The typed command (or step) was handed to the model: its run ended, with no text (its turn's answer is). */
+  const handed = async (): Promise<void> => {
+    const ran = stepping
+    stepping = undefined
+    if (ran === undefined) return
+    if ('resolved' in ran) await ran.resolved('')
+    else ran.resolve('')
+  }
+
+  pi.on('input', async (e, c) => {
+    ctx = c
+    if (e.source === 'extension') return { action: 'continue' }
+    const typed = /^\/(\S+)\s+([\s\S]*)$/.exec(e.text)
+    if (typed?.[1] === undefined || typed[2] === undefined || !facts.SEPARATOR.test(typed[2])) {
+      if (wanted('PromptSubmitted', host.link)) await ask(host, 'PromptSubmitted', { text: bounded(e.text), origin: 'composer' })
+      return { action: 'continue' }
+    }
+    const [, command, args] = typed
+    const answer: Answer = await ask(host, 'ChainTyped', { command, args, origin: 'composer', enabled: enabled(), builtins: BUILTINS })
+    if (answer?.reply?.kind === 'command.answer') {
+      line(answer.reply.text)
+      return { action: 'handled' }
+    }
+    if (answer?.ticket === undefined) return { action: 'continue' }
+    if (BUILTINS.includes(command)) {
+      // A line led by a built-in reaches this handler in print and RPC mode only (docs/pi.md): it runs in place.
+      const ticket = answer.ticket
+      await compact().then(output => ticket.resolved(output), (err: unknown) => ticket.threw(String(err)))
+      return { action: 'handled' }
+    }
+    stepping = answer.ticket
+    return { action: 'transform', text: `/${command}${answer.reply.args === '' ? '' : ` ${answer.reply.args}`}` }
+  })
+
+  // The prompt a step hands the model, template expanded: the core may add its fail note (PromptHanded).
+  pi.on('message_end', async (e, c) => {
+    ctx = c
+    const said = e.message as Said
+    if (said.role !== 'user' || stepping === undefined) return undefined
+    const text = textOf(said)
+    const reply = wanted('PromptHanded', host.link) ? (await ask(host, 'PromptHanded', { text }))?.reply : undefined
+    await handed()
+    if (reply?.kind !== 'prompt') return undefined
+    return { message: { ...e.message, content: [{ type: 'text' as const, text: reply.text }] } as typeof e.message }
+  })
+
+  pi.on('agent_end', (e, c) => {
+    ctx = c
+    const answers = (e.messages as Said[]).filter(m => m.role === 'assistant')
+    const end = answers[answers.length - 1]
+    // A failed turn (an HTTP error) sets no `aborted`: only its last message's stopReason tells (measured on 1.6.0).
+    const reason = end?.stopReason === 'error' ? 'error' : 'answer'
+    last = { reason, answer: end === undefined ? '' : textOf(end) }
+  })
+
+  pi.on('agent_settled', async (e, c) => {
+    ctx = c
+    for (const done of idle.splice(0)) done()
+    if (wanted('TurnEnded', host.link)) {
+      const reason = e.aborted ? 'aborted' : last.reason
+      await ask(host, 'TurnEnded', { reason, agent: null, answer: wanted(STEP_OUTPUT, host.link) ? bounded(last.answer) : '' })
+    }
+    // pi runs what this handler sends once it returned, and `pi -p` exits when nothing was sent (measured on 1.6.0).
+    // What one piece of work leads to starts within the microtasks after it: setImmediate runs once they are done.
+    for (;;) {
+      await new Promise(done => setImmediate(done))
+      if (work.size === 0) break
+      await Promise.all([...work])
+    }
+  })
+
+  // The helper's pipes would keep `pi -p` alive after its prompt: it is asked to leave with the session.
+  pi.on('session_shutdown', () => close(host))
+
+  pi.registerCommand(facts.CHAIN_COMMAND, {
+    description: facts.COMMAND_DESCRIPTION,
+    handler: async (args, c) => {
+      ctx = c
+      const reply = (await ask(host, 'ChainCommandTyped', { args, enabled: enabled() }))?.reply
+      if (reply?.kind === 'command.answer') line(reply.text)
+    },
+  })
+
+  pi.registerTool({
+    name: facts.FAIL_TOOL,
+    label: facts.FAIL_TOOL,
+    description: facts.FAIL_DESCRIPTION,
+    parameters: facts.FAIL_SCHEMA as never,
+    execute: async (_id, params: { reason?: unknown }) => {
+      // A session whose helper does not run has no chain to stop: answered here, starting none.
+      if (host.link?.helper === undefined) throw new Error(facts.FAIL_NOTHING_WAITS)
+      return toolAnswer(await ask(host, 'FailCalled', { reason: params.reason ?? null, agent: null }))
+    },
+  })
+
+  pi.registerTool({
+    name: facts.BUILTIN_TOOL,
+    label: facts.BUILTIN_TOOL,
+    description: facts.BUILTIN_DESCRIPTION,
+    parameters: facts.BUILTIN_SCHEMA as never,
+    execute: async (_id, params: { command?: unknown; args?: unknown }, _signal, _update, c) => {
+      ctx = c
+      return toolAnswer(await ask(host, 'BuiltinAsked', { command: params.command ?? null, args: params.args ?? null, builtins: BUILTINS }))
+    },
+  })
+}
+
+/** A tool's result from the core's reply: `tool.answer` answers, `deny` (or no answer) is the tool's error. */
+function toolAnswer(answer: Answer): { content: { type: 'text'; text: string }[]; details: undefined } {
+  const reply = answer?.reply
+  if (reply?.kind === 'tool.answer') return { content: [{ type: 'text', text: reply.text }], details: undefined }
+  throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
+}
+
+/** The text parts of a message, joined. */
+function textOf(message: Said): string {
+  const content = message.content ?? ''
+  return typeof content === 'string' ? content : content.map(p => (p.type === 'text' ? (p.text ?? '') : '')).join('')
+}

@@ -1,0 +1,91 @@
+"""slashkit's pi extension in pi 1.6.0's TUI, in tmux (a private socket in the test's folder): a typed chain runs,
+its lines show on the screen, and the model gets each step; a line led by the built-in `/compact` is pi's own
+(docs/pi.md, "A typed line led by a built-in")."""
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_server import OpenAIServer, text
+from tests.support.pi_cli import CLI, NODE, Pi, available
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(
+        not available(), reason="no pi: scripts/setup.sh installs @earendil-works/pi-coding-agent 1.6.0"
+    ),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="no tmux: scripts/setup.sh installs it"),
+]
+
+
+class Tui:
+    """pi's TUI in a detached tmux session on a socket of the test's own."""
+
+    def __init__(self, pi: Pi, socket: Path) -> None:
+        self.socket = str(socket)
+        env = pi.env(SLASHKIT_PYTHON=sys.executable, TERM="xterm-256color")
+        line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        command = f"env -i {line} {shlex.quote(NODE)} {shlex.quote(CLI)} --approve --no-session"
+        self._tmux("new-session", "-d", "-x", "160", "-y", "50", "-c", str(pi.project), command)
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=False)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p")
+
+    def wait(self, ready: Callable[[str], bool], timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if ready(screen):
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"the screen never showed what was awaited:\n{self.screen()}")
+
+    def type(self, line: str) -> None:
+        self._tmux("send-keys", "-l", line)
+        time.sleep(0.3)
+        self._tmux("send-keys", "Enter")
+
+    def close(self) -> None:
+        self._tmux("kill-server")
+
+
+def test_a_chain_typed_in_the_tui(tmp_path: Path) -> None:
+    with OpenAIServer([text("ANSWER ONE"), text("ANSWER TWO")]) as model:
+        pi = Pi(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
+        tui = Tui(pi, tmp_path / "tmux.sock")
+        try:
+            tui.wait(lambda s: "slashkit" in s)
+            tui.type("/greet Bob && /bye Alice")
+            screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
+        finally:
+            tui.close()
+    shown = [line.strip() for line in screen.splitlines() if line.strip()]
+    assert shown.index("1/2: /greet Bob") < shown.index("ANSWER ONE") < shown.index("2/2: /bye Alice")
+    assert shown.index("2/2: /bye Alice") < shown.index("ANSWER TWO") < shown.index("all 2 command(s) ran")
+    assert [r.last_user_text() for r in model.requests][1] == "Say bye to Alice"
+
+
+def test_a_line_led_by_compact_is_pi_s_own(tmp_path: Path) -> None:
+    # Measured on 1.6.0: the TUI's editor runs its built-in /compact with the rest of the line as its instructions;
+    # no extension event sees the line (docs/pi.md).
+    with OpenAIServer([text("never asked")]) as model:
+        pi = Pi(tmp_path).setup(model.url, {"greet": "Say hello to $1"})
+        tui = Tui(pi, tmp_path / "tmux.sock")
+        try:
+            tui.wait(lambda s: "slashkit" in s)
+            tui.type("/compact && /greet Bob")
+            screen = tui.wait(lambda s: "Compaction failed" in s)
+        finally:
+            tui.close()
+    assert "1/2" not in screen
+    assert model.requests == []

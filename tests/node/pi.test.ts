@@ -1,0 +1,112 @@
+/**
+ * slashkit's pi extension (src/adapters/slashkit/adapters/pi/extension), laid out by its installer, against a fake pi
+ * and a fake helper (tests/node/pi.ts): what a person sees for what the core answers. The real pi runs the same
+ * extension against the real helper in tests/engine/test_pi_chain.py.
+ */
+import assert from 'node:assert/strict'
+import { afterEach, beforeEach, test } from 'node:test'
+import { FakeHelper, type Sent } from './opencode.js'
+import { FakePi } from './pi.js'
+import { BUILTIN_TOOL, FAIL_NOTHING_WAITS, FAIL_TOOL, UNAVAILABLE } from './pi/extensions/slashkit/host.js'
+
+let helper: FakeHelper
+let pi: FakePi
+
+beforeEach(() => {
+  helper = new FakeHelper()
+  pi = new FakePi()
+})
+
+afterEach(async () => {
+  await helper.close()
+})
+
+/** The core's answers to `/greet Bob && /bye Alice`, forecasts left out: each report asked for. */
+function chainOfTwo(): (sent: Sent) => { wants?: string[]; reply?: unknown; effects?: unknown[] } {
+  let turns = 0
+  return sent => {
+    const wants = ['TurnEnded', 'PromptSubmitted', 'PromptHanded']
+    switch (sent.event) {
+      case 'ChainTyped':
+        return { wants, reply: { kind: 'run.typed', args: 'Bob', token: 1 }, effects: [{ kind: 'log', text: '1/2: /greet Bob' }] }
+      case 'PromptHanded':
+        return { wants, reply: turns === 0 ? { kind: 'prompt', text: `${String(sent.e['text'])}\n\nNOTE` } : null }
+      case 'TurnEnded':
+        turns += 1
+        if (sent.e['reason'] !== 'answer') return { effects: [{ kind: 'log', text: `stopped: ${String(sent.e['reason'])}` }] }
+        return turns === 1 ? { wants, effects: [{ kind: 'log', text: '2/2: /bye Alice' }, { kind: 'after', ms: 0, token: 2 }] } : {}
+      case 'TimerFired':
+        return { wants, effects: [{ kind: 'run', command: 'bye', args: 'Alice', token: 3 }] }
+      case 'RunEnded':
+        return sent.e['token'] === 3 ? { wants: ['TurnEnded'], effects: [{ kind: 'log', text: 'all 2 command(s) ran' }] } : { wants }
+    }
+    return { wants }
+  }
+}
+
+test('a typed chain: the first template with its own args and the note, the next one from agent_settled', async () => {
+  helper.answer = chainOfTwo()
+  await pi.type('/greet Bob && /bye Alice')
+  assert.deepEqual(pi.asked, ['Say hello to Bob\n\nNOTE', 'Say bye to Alice'])
+  assert.deepEqual(pi.lines, ['1/2: /greet Bob', '2/2: /bye Alice', 'all 2 command(s) ran'])
+  assert.deepEqual(helper.events(), ['ChainTyped', 'PromptHanded', 'RunEnded', 'TurnEnded', 'TimerFired', 'PromptHanded', 'RunEnded', 'TurnEnded'])
+  assert.deepEqual(helper.sent[0]?.e, { command: 'greet', args: 'Bob && /bye Alice', origin: 'composer', enabled: true, builtins: ['compact'] })
+})
+
+test('a failed turn and an aborted one end as the core names them', async () => {
+  helper.answer = chainOfTwo()
+  pi.failNext = true
+  await pi.type('/greet Bob && /bye Alice')
+  assert.deepEqual(helper.sent.filter(s => s.event === 'TurnEnded').map(s => s.e['reason']), ['error'])
+  pi.abortNext = true
+  await pi.type('/greet Bob && /bye Alice')
+  assert.deepEqual(helper.sent.filter(s => s.event === 'TurnEnded').map(s => s.e['reason']), ['error', 'aborted'])
+  assert.equal(pi.asked.length, 2)
+})
+
+test('a line with no chain starts no helper and goes on as typed', async () => {
+  await pi.type('/greet Bob')
+  await pi.type('hello')
+  assert.deepEqual(pi.asked, ['Say hello to Bob', 'hello'])
+  assert.deepEqual(helper.sent, [])
+})
+
+test('without a helper the chain line goes on as typed, with one line saying why', async () => {
+  process.env.SLASHKIT_PYTHON = '/nonexistent/python'
+  await pi.type('/greet Bob && /bye Alice')
+  assert.deepEqual(pi.asked, ['Say hello to Bob'])
+  assert.equal(pi.lines.length, 1)
+  assert.ok(pi.lines[0]?.startsWith(UNAVAILABLE.split('{why}')[0] ?? '?'), pi.lines[0])
+})
+
+test('/slash-chain shows the core answer as a line and never reaches the model', async () => {
+  helper.answer = () => ({ reply: { kind: 'command.answer', text: 'on · no chain runs' } })
+  await pi.type('/slash-chain')
+  assert.deepEqual(pi.lines, ['on · no chain runs'])
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['ChainCommandTyped', { args: '', enabled: true }]])
+  assert.deepEqual(pi.asked, [])
+})
+
+test('the fail tool: nothing waits with no helper; else the core answers or refuses it', async () => {
+  const fail = pi.tools.get(FAIL_TOOL)
+  await assert.rejects(fail?.execute('1', { reason: 'x' }) ?? Promise.reject(new Error('no tool')), { message: FAIL_NOTHING_WAITS })
+  helper.answer = chainOfTwo()
+  await pi.type('/greet Bob && /bye Alice')
+  helper.answer = sent => (sent.event === 'FailCalled' ? { reply: { kind: 'tool.answer', text: 'stopped' } } : {})
+  assert.deepEqual((await fail?.execute('2', { reason: 'no Bob' }))?.content, [{ type: 'text', text: 'stopped' }])
+  assert.deepEqual(helper.sent.at(-1)?.e, { reason: 'no Bob', agent: null })
+})
+
+test('the self-command tool asks the core, which queues /compact to run once the turn is over', async () => {
+  helper.answer = sent => {
+    if (sent.event === 'BuiltinAsked') return { reply: { kind: 'tool.answer', text: 'queued' }, effects: [{ kind: 'after', ms: 0, token: 1 }] }
+    if (sent.event === 'TimerFired') return { effects: [{ kind: 'run', command: 'compact', args: '', token: 2 }] }
+    return {}
+  }
+  const result = await pi.tools.get(BUILTIN_TOOL)?.execute('1', { command: 'compact' }, undefined, undefined, pi.context)
+  assert.deepEqual(result?.content, [{ type: 'text', text: 'queued' }])
+  assert.deepEqual(helper.sent[0]?.e, { command: 'compact', args: null, builtins: ['compact'] })
+  await new Promise(resolve => setTimeout(resolve, 200))
+  assert.equal(pi.compactions, 1)
+  assert.deepEqual(helper.events(), ['BuiltinAsked', 'TimerFired', 'RunEnded'])
+})
