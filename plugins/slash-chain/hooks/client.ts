@@ -93,8 +93,12 @@ export type Host = {
   log(text: string): void
   debug(text: string): void
   toast(text: string): void
-  /** Calls `fire` after `ms` from the host's own timer (a command does not run inside another's hook). */
-  after(ms: number, fire: () => void): void
+  /**
+   * Calls `fire` after `ms` from the host's own timer (a command does not run inside another's hook). `fire`
+   * resolves once what the timer led to has started (a run's host call made), so a host that must keep a hook
+   * open until the next step is sent (pi's `agent_settled`, docs/pi.md) can wait for it; others ignore it.
+   */
+  after(ms: number, fire: () => Promise<void>): void
   /** Runs `/command args`; resolves with the text it returned, rejects with what it threw. */
   run(command: string, args: string): Promise<string>
   /** Stores the on/off setting every window shares. */
@@ -498,7 +502,11 @@ async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<vo
       host.invalidate()
       return
     case 'after':
-      host.after(fx.ms, () => detached(host, fire(host, fx.token, fx.fires ?? null, at, from)))
+      host.after(fx.ms, () => {
+        const work = fire(host, fx.token, fx.fires ?? null, at, from)
+        detached(host, work)
+        return work.catch(() => undefined)
+      })
       return
     case 'run':
       detached(host, runThenReport(host, fx.command, fx.args, fx.token, fx.then ?? null, at, from))
