@@ -18,6 +18,9 @@ import pytest
 
 from tests.support.openai_server import OpenAIServer
 
+#: The repository's root.
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def codex_binary() -> str:
     """The Codex CLI to test, or skip."""
