@@ -216,12 +216,19 @@ def test_a_prompt_the_harness_sends_while_a_chain_runs_cancels_it(tmp_path: Path
             return visible([e async for e in session.run("/greet Bob && /cost && /context")])
 
         running = asyncio.create_task(chain())
-        while session.chains.state.running is None or not session.chains.state.running.saw_prompt:
+        # The model is asked once the step's prompt hook fired: the step waits on its turn.
+        while not model.main_requests:
             await asyncio.sleep(0.02)
         prompt = visible([e async for e in session.run("never mind")])
         return await running, prompt
 
-    (events, prompt), _ = in_session(tmp_path, [text("Hello Bob!", delay=1), text("Fine.")], scenario)
+    with ModelServer([text("Hello Bob!", delay=1), text("Fine.")], idle_timeout=60) as model:
+
+        async def main() -> tuple[list[Event], list[Event]]:
+            async with SlashSession(options(tmp_path, model)) as session:
+                return await asyncio.wait_for(scenario(session), timeout=60)
+
+        events, prompt = asyncio.run(main())
     assert outcome(events) == Outcome("failure", True, Tally(skipped=2))
     assert lines(events) == ["1/3: /greet Bob", "cancelled; not run: /cost, /context"]
     assert [e.output for e in prompt if isinstance(e, StepEnded)] == ["Fine."]

@@ -1,34 +1,32 @@
-"""The SDK host's mapping between the SDK's values and the core's events, with plain values and the real core:
-how a query's end reads, what the core is told, and how the core's lines and chain ends reach the harness."""
+"""The SDK host's mapping between the SDK's values and the core's events, and its agenda, with plain values and the
+real core: how a query's end reads, what the core is told, and how the core's effects become the queries the host
+sends next and the events the harness sees."""
 
 from typing import Any
 
 import pytest
 from claude_agent_sdk import ResultMessage
 from claude_agent_sdk._internal.message_parser import parse_message
-from returns.result import Failure, Success
 
 from slashkit.adapters.memory import DictStore
-from slashkit.adapters.sdk import ChainEnded, Line, StepStarted
+from slashkit.adapters.sdk import ChainEnded, Line, Notice, StepStarted
+from slashkit.adapters.sdk.agenda import Agenda, Query, chain_of, started_by
+from slashkit.adapters.sdk.events import Event
 from slashkit.adapters.sdk.mapping import (
-    DrainedClock,
-    NoticeLog,
-    ObservedChainSession,
-    Ports,
     QueryEnd,
-    QueuedRunner,
-    report,
+    run_ended,
     step_end,
+    step_ended,
     step_note,
     tool_answer,
 )
 from slashkit.adapters.sdk.session import command_names, query_end
 from slashkit.core import chain_machine as m
+from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.chain_machine import Outcome, Tally
 from slashkit.core.policy import Denied
-from slashkit.core.ports import RunOutcome
 
 B, C = Step("b", ""), Step("c", "")
 
@@ -117,8 +115,8 @@ def test_a_result_message_with_fields_of_the_wrong_type_ends_its_step_by_the_rul
 
 class TestNote:
     def test_the_note_is_what_the_core_appended(self) -> None:
-        r = m.on_event(m.ChainState(), m.ChainTyped("a", "x && /b && /c", "bridge", True)).state
-        reply = m.on_event(r, m.PromptHanded("/a x")).reply
+        typed = s.on_event(s.opened(), m.ChainTyped("a", "x && /b && /c", "bridge", True)).session
+        reply = s.on_event(typed, m.PromptHanded("/a x")).reply
         assert step_note("/a x", reply) == texts.fail_note(1, 3, (B, C))
 
     def test_no_reply_no_note(self) -> None:
@@ -132,35 +130,48 @@ def test_the_fail_tool_answers_with_the_cores_text() -> None:
     assert tool_answer(None) == (texts.FAIL_NOTHING_WAITS, True)
 
 
-# The chain session the host drives, with the host's own ports
+# The agenda: the core's session as the host holds it, its effects carried out on the host's schedule
+
+#: How queries end, as `query_end` reads them: a local command that ran, a turn that answered, a turn the API
+#: ended with an error.
+RAN = QueryEnd(False, 0, "")
+ANSWERED = QueryEnd(False, 1, "done", terminal_reason="completed", prompted=True)
 
 
-def session() -> tuple[ObservedChainSession, list[tuple[int, object]], Ports]:
-    seen: list[tuple[int, object]] = []
-    ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(lambda n: seen.append((0, n))), DictStore())
-    return ObservedChainSession(ports, lambda chain, e: seen.append((chain, e))), seen, ports
+def typed(text: str = "x && /b && /c") -> tuple[Agenda, Query, int]:
+    """A fresh agenda with a chain typed into it: the query of its head, and its chain."""
+    agenda = Agenda(s.opened(), DictStore())
+    moved = agenda.move(m.ChainTyped("a", text, "bridge", True))
+    assert isinstance(moved.reply, s.RunTyped)
+    chain = chain_of(moved)
+    assert chain is not None
+    return agenda, Query(Step("a", moved.reply.args), moved.reply.token, started_by(moved)), chain
 
 
-def typed(chains: ObservedChainSession, text: str = "x && /b && /c") -> m.RunTyped:
-    started = chains.command_typed("a", text, "bridge", True)
-    assert isinstance(started, m.RunTyped)
-    return started
+def ended(agenda: Agenda, query: Query, end: QueryEnd = RAN) -> None:
+    """A step's query, as the host sends it: the events before it go out, and the core is told how it ended."""
+    if query.started is not None:
+        agenda.flush(query.started.chain)
+    for event in step_ended(query.token, end, query.step.name):
+        agenda.move(event)
 
 
-def test_a_chain_of_local_steps_runs_through_the_hosts_clock_and_runner() -> None:
-    chains, seen, ports = session()
-    run = typed(chains)
-    chains.reporter(run.chain, run.index)(Success(""))
-    ports.clock.fire_due()
-    second = ports.runner.take(run.chain)
-    assert second is not None and second.step == B and second.index == 2
-    second.done(Success(""))
-    ports.clock.fire_due()
-    third = ports.runner.take(run.chain)
-    assert third is not None
-    third.done(Success(""))
-    assert [e for _, e in seen] == [
-        (Line("1/3: /a x")),
+def test_a_chain_of_local_steps_runs_one_query_a_step_with_its_line_and_report_before_it() -> None:
+    agenda, query, chain = typed()
+    seen: list[Event] = []
+    queries: list[Query] = []
+    while True:
+        seen += agenda.flush(chain)
+        queries.append(query)
+        for event in step_ended(query.token, RAN, query.step.name):
+            agenda.move(event)
+        if (after := agenda.next_run()) is None:
+            break
+        query = after
+    seen += agenda.flush(chain)
+    assert [(q.step, q.index) for q in queries] == [(Step("a", "x"), 1), (B, 2), (C, 3)]
+    assert seen == [
+        Line("1/3: /a x"),
         StepStarted(1, 3, Step("a", "x")),
         Line("2/3: /b"),
         StepStarted(2, 3, B),
@@ -171,69 +182,90 @@ def test_a_chain_of_local_steps_runs_through_the_hosts_clock_and_runner() -> Non
     ]
 
 
-def test_report_tells_the_core_a_prompt_steps_turn_even_when_no_hook_fired() -> None:
-    chains, seen, _ = session()
-    run = typed(chains, "x && /b")
-    report(chains, chains.reporter(run.chain, run.index), "error", "API Error", "/a x")
-    assert seen[-2:] == [
-        (0, Line(texts.stopped_text(Step("a", "x"), texts.turn_why("error"), (B,)))),
-        (1, ChainEnded(Outcome("failure", False, Tally(failed=1, skipped=1)))),
+def test_a_prompt_steps_turn_reaches_the_core_even_when_no_hook_fired() -> None:
+    agenda, query, chain = typed("x && /b")
+    ended(agenda, query, QueryEnd(True, 1, "API Error", terminal_reason="api_error"))
+    assert agenda.flush(chain)[-2:] == [
+        Line(texts.stopped_text(Step("a", "x"), texts.turn_why("error"), (B,))),
+        ChainEnded(Outcome("failure", False, Tally(failed=1, skipped=1))),
     ]
 
 
-def test_report_of_a_failed_local_command_stops_the_chain_with_its_message() -> None:
-    chains, seen, _ = session()
-    run = typed(chains, "x && /b")
-    report(chains, chains.reporter(run.chain, run.index), "failed", "Error: No messages to compact", "/a x")
-    assert seen[-2][1] == Line("stopped after /a: it failed: Error: No messages to compact; not run: /b")
+def test_a_failed_local_command_stops_the_chain_with_its_message() -> None:
+    agenda, query, chain = typed("x && /b")
+    ended(agenda, query, QueryEnd(False, 0, "", synthetic="Error: No messages to compact"))
+    assert agenda.flush(chain)[-2] == Line("stopped after /a: it failed: Error: No messages to compact; not run: /b")
 
 
 def test_an_answered_turn_after_the_hook_fired_runs_the_next_step() -> None:
-    chains, seen, ports = session()
-    run = typed(chains, "x && /b")
-    chains.handle(m.PromptHanded("/a x"))
-    report(chains, chains.reporter(run.chain, run.index), "answer", "done", "/a x")
-    ports.clock.fire_due()
-    assert ports.runner.take(run.chain) is not None
-    assert seen[-1] == (1, StepStarted(2, 2, B))
+    agenda, query, chain = typed("x && /b")
+    agenda.move(m.PromptHanded("/a x"))
+    ended(agenda, query, ANSWERED)
+    second = agenda.next_run()
+    assert second is not None and (second.step, second.index) == (B, 2)
+    assert agenda.flush(chain)[-1] == StepStarted(2, 2, B)
 
 
 def test_a_pipe_hands_a_local_steps_output_to_the_next_query() -> None:
-    chains, _, ports = session()
-    run = chains.command_typed("a", "x | /b y", "bridge", True)
-    assert isinstance(run, m.RunTyped)
-    report(chains, chains.reporter(run.chain, run.index), "ran", "the text", "/a x")
-    ports.clock.fire_due()
-    second = ports.runner.take(run.chain)
+    agenda, query, _ = typed("x | /b y")
+    ended(agenda, query, QueryEnd(False, 0, "the text"))
+    second = agenda.next_run()
     assert second is not None and second.step == Step("b", "y\n\nthe text")
 
 
 def test_a_pipe_hands_a_prompt_steps_answer_to_the_next_query() -> None:
-    chains, _, ports = session()
-    run = typed(chains, "x | /b")
-    chains.handle(m.PromptHanded("/a x"))
-    report(chains, chains.reporter(run.chain, run.index), "answer", "the answer", "/a x")
-    ports.clock.fire_due()
-    second = ports.runner.take(run.chain)
+    agenda, query, _ = typed("x | /b")
+    agenda.move(m.PromptHanded("/a x"))
+    ended(agenda, query, QueryEnd(False, 1, "the answer", terminal_reason="completed", prompted=True))
+    second = agenda.next_run()
     assert second is not None and second.step == Step("b", "the answer")
 
 
-def test_the_runner_hands_each_chain_its_own_runs_only() -> None:
-    runner = QueuedRunner()
-    done: list[RunOutcome] = []
-    runner.running = lambda: m.Running(chain=1, index=2, total=2, step=B, left=())
-    runner.run("b", "", done.append)
-    runner.running = lambda: m.Running(chain=2, index=2, total=2, step=C, left=())
-    runner.run("c", "", done.append)
-    taken = runner.take(2)
-    assert taken is not None and taken.step == C
-    assert runner.take(1) is None
+def test_a_built_in_the_model_queued_during_a_step_runs_before_the_next_step() -> None:
+    agenda, query, _ = typed("x && /b")
+    asked = agenda.move(s.BuiltinAsked("compact", "keep the plan", ("compact",)))
+    assert isinstance(asked.reply, m.ToolAnswered) and agenda.due == 1
+    ended(agenda, query)
+    builtin = agenda.next_run()
+    assert builtin is not None and (builtin.step, builtin.started) == (Step("compact", "keep the plan"), None)
+    agenda.move(run_ended(builtin.token, "ran", ""))
+    second = agenda.next_run()
+    assert second is not None and (second.step, second.index) == (B, 2)
+    assert agenda.next_run() is None
 
 
-def test_a_queued_failure_is_a_notice() -> None:
-    notices: list[object] = []
-    NoticeLog(notices.append).toast("/compact did not run: x")
-    assert len(notices) == 1
+def test_a_queued_built_in_that_failed_is_a_notice() -> None:
+    agenda = Agenda(s.opened(), DictStore())
+    agenda.move(s.BuiltinAsked("/compact", None, ("compact",)))
+    builtin = agenda.next_run()
+    assert builtin is not None
+    agenda.move(run_ended(builtin.token, "failed", "Error: No messages to compact"))
+    assert agenda.flush(None) == [Notice(texts.queued_failed_toast("compact", "Error: No messages to compact"))]
+
+
+def test_a_built_in_only_the_person_may_run_is_refused_and_queues_nothing() -> None:
+    agenda = Agenda(s.opened(), DictStore())
+    asked = agenda.move(s.BuiltinAsked("model", "opus", ("model", "compact")))
+    assert tool_answer(asked.reply) == (texts.text("en", texts.Key.DENY_PERSON_ONLY, name="model"), True)
+    assert agenda.next_run() is None
+
+
+def test_each_chain_gets_its_own_reports_and_a_new_one_its_own_id() -> None:
+    agenda, _, first = typed("x && /b")
+    agenda.flush(first)
+    moved = agenda.move(m.ChainTyped("c", "y && /b", "bridge", True))
+    second = chain_of(moved)
+    assert second is not None and second != first
+    assert agenda.flush(first)[-1] == ChainEnded(Outcome("failure", True, Tally(skipped=1)))
+    assert agenda.flush(second) == [StepStarted(1, 2, Step("c", "y"))]
+
+
+def test_turning_chains_off_is_saved_in_the_hosts_store() -> None:
+    store = DictStore()
+    agenda = Agenda(s.opened(), store)
+    assert agenda.enabled
+    agenda.move(m.ChainCommandTyped("off", agenda.enabled))
+    assert store.data == {s.ENABLED_KEY: False} and not agenda.enabled
 
 
 class TestCommandNames:
@@ -262,9 +294,9 @@ class TestCommandNames:
         assert command_names(info) == (frozenset({"a", texts.CHAIN_COMMAND}), frozenset())
 
 
-def test_a_failure_reaches_the_core_as_the_runs_outcome() -> None:
-    outcomes: list[RunOutcome] = []
-    chains, _, _ = session()
-    report(chains, outcomes.append, "failed", "boom", "/x")
-    report(chains, outcomes.append, "ran", "its text", "/x")
-    assert outcomes == [Failure("boom"), Success("its text")]
+def test_a_steps_end_reaches_the_core_as_its_runs_end_then_its_turns() -> None:
+    assert step_ended(7, QueryEnd(True, 0, "", errors=("boom",)), "/x") == (s.RunEnded(7, "boom"),)
+    assert step_ended(7, QueryEnd(False, 0, "its text"), "/x") == (s.RunEnded(7, None, "its text"),)
+    unhooked = QueryEnd(False, 1, "hi", terminal_reason="completed")
+    assert step_ended(7, unhooked, "/x") == (m.PromptHanded("/x"), s.RunEnded(7), m.TurnEnded("answer", None, "hi"))
+    assert step_ended(7, ANSWERED, "/x") == (s.RunEnded(7), m.TurnEnded("answer", None, "done"))

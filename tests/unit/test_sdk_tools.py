@@ -48,7 +48,7 @@ def test_the_fail_tool_refuses_when_no_step_waits_whatever_the_reason(reason: ob
 def test_the_self_command_tool_queues_built_ins_only(args: dict[str, Any], text: str, refused: bool) -> None:
     host = session(self_commands=True)
     assert answer(asyncio.run(host._run_builtin(args))) == (text, refused)
-    assert len(host._queued) == (0 if refused else 1)
+    assert host._agenda.due == (0 if refused else 1)
 
 
 def test_the_self_command_texts_follow_the_language() -> None:

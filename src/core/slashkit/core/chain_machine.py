@@ -2,7 +2,8 @@
 
 The host reports what happened (events, past tense); the machine answers with what to do (effects,
 imperative) and, for events that are a hook the host holds open, the hook's reply. Nothing here waits,
-reads a clock or touches the host: `slashkit.core.chain_session` applies the effects through ports.
+reads a clock or touches the host: `slashkit.core.session` names each step's timer and run by a token the host
+sees, and the host carries the effects out.
 """
 
 from typing import Final, Literal

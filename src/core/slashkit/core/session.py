@@ -249,6 +249,9 @@ Reply = (
 #: What a token stands for: a step's timer or run (the machine's effect or reply that asked for it), a queued
 #: self-command's timer (`sc.Queue`) or run (its `Request`), or a control call waiting on whoami.
 Pending = m.StartTimer | m.RunStep | m.RunHead | sc.Queue | Request | ControlAnswered
+#: What a `TimerFired` may report, and what a `RunEnded` may.
+TIMERS: Final = (m.StartTimer, sc.Queue)
+RUNS: Final = (m.RunStep, m.RunHead, Request)
 
 
 @frozen
@@ -277,12 +280,15 @@ class Session:
         token = self.tokens + 1
         return attrs.evolve(self, tokens=token, pending={**self.pending, token: what}), token
 
-    def take(self, token: int) -> tuple["Session", Pending | None]:
-        """Forgets a token that was reported; a token this session never gave (a restarted helper's) is None."""
-        if token not in self.pending:
+    def take(self, token: int, kind: type[Pending] | tuple[type[Pending], ...]) -> tuple["Session", Pending | None]:
+        """Forgets a token that was reported, when it names a `kind` of thing (a timer for `TimerFired`, ...). A
+        token this session never gave (a restarted helper's), or one that names something else, is None and
+        changes nothing: a report of the wrong kind must not drop what the session waits on."""
+        what = self.pending.get(token)
+        if not isinstance(what, kind):
             return self, None
-        left = {t: what for t, what in self.pending.items() if t != token}
-        return attrs.evolve(self, pending=left), self.pending[token]
+        left = {t: held for t, held in self.pending.items() if t != token}
+        return attrs.evolve(self, pending=left), what
 
     def _without_gone_steps(self) -> "Session":
         """Forgets the timers and runs of steps that no longer run (their chain ended or another replaced it): the
@@ -348,9 +354,9 @@ def on_event(session: Session, event: Event) -> Moved:
     """Moves the session by one event."""
     match event:
         case TimerFired(token):
-            return _timer_fired(*session.take(token))
+            return _timer_fired(*session.take(token, TIMERS))
         case RunEnded(token, error, output):
-            return _run_ended(*session.take(token), error, output)
+            return _run_ended(*session.take(token, RUNS), error, output)
         case SessionStarted(interactive):
             lich = sc.activation(interactive, session.lich_id, session.lich_lang)
             return Moved(attrs.evolve(session, lich=lich), (Invalidate(),) if lich is not None else ())
@@ -359,17 +365,10 @@ def on_event(session: Session, event: Event) -> Moved:
             return Moved(session, reply=None if described is None else Description(described))
         case SkillAnswered(skill, is_error, builtins, args):
             return _took(session, sc.skill_answered(session.lich, skill, args, is_error, builtins, session.rule))
-        case ControlAnswered() if session.lich is not None and sc.control_takes(
-            event.action, event.value, event.is_error
-        ):
-            if not sc.needs_whoami(session.lich, event.target):
-                return _control(session, session.lich, event, None)
-            session, token = session.hold(event)
-            return Moved(session, reply=AskWhoami(token))
         case ControlAnswered():
-            return Moved(session)
+            return _control_answered(session, event)
         case WhoamiAnswered(token):
-            session, asked = session.take(token)
+            session, asked = session.take(token, ControlAnswered)
             if isinstance(asked, ControlAnswered) and session.lich is not None:
                 return _control(session, session.lich, asked, event.identity)
             return Moved(session)

@@ -1,22 +1,17 @@
-"""The one place the SDK host meets the core: the ports it lends the chain session, how a step's query ending
-becomes the core's events, and how the core's replies, lines and chain ends reach the session. Nothing here
-imports the SDK; `slashkit.adapters.sdk.session` hands it plain values."""
+"""How the SDK's values become the core's events, and the core's replies the SDK's answers: where a query came
+from, how its end reads, the step note and the answers of slashkit's tools. Nothing here imports the SDK;
+`slashkit.adapters.sdk.session` hands it plain values."""
 
-from collections import deque
-from collections.abc import Callable
-from typing import Final, Protocol
+from typing import Final
 
-from attrs import define, field, frozen
-from returns.result import Failure, Success
+from attrs import frozen
 
-from slashkit.adapters.sdk.events import ChainEnded, Event, Line, Notice, StepEnd, StepStarted
+from slashkit.adapters.sdk.events import StepEnd
 from slashkit.core import chain_machine as m
+from slashkit.core import session as s
 from slashkit.core import texts
-from slashkit.core.chain import Step
-from slashkit.core.chain_session import ChainSession
 from slashkit.core.js_text import js_trim_end
-from slashkit.core.policy import DEFAULT_RULE, Denied, Rule
-from slashkit.core.ports import RunOutcome
+from slashkit.core.policy import Denied
 
 #: The origin of what the harness types for the person: their own input, which may run anything and cancels a
 #: running chain (slashkit.core.policy). Claude Code's own name for an SDK host's turn, `sdk`, is the person's
@@ -93,25 +88,24 @@ def turn_reason(end: QueryEnd) -> StepEnd:
     return "error" if end.is_error else "answer"
 
 
-def report(chains: ChainSession, done: Callable[[RunOutcome], None], how: StepEnd, output: str, text: str) -> None:
-    """Tells the core how a step's query ended: its run resolved or threw, then (for a prompt) its turn."""
-    if how == "failed":
-        done(Failure(output))
-        return
-    if how != "ran" and _waits_on_run(chains):
-        # The model took a turn though no prompt hook fired for it: the step still waits on that turn.
-        chains.handle(m.PromptHanded(text))
-    done(Success(output if how == "ran" else ""))
-    if how != "ran":
-        chains.handle(m.TurnEnded(how, None, output))
+def step_ended(token: int, end: QueryEnd, text: str) -> tuple[s.Event, ...]:
+    """The core events a chain step's query ending becomes: its run resolved or threw, then (for a prompt) its
+    turn ended. `text` is the query's; a prompt whose hook did not fire is handed to the core first (the model
+    took a turn all the same), which a step that no longer waits on its run ignores."""
+    how, output = step_end(end)
+    if how in ("ran", "failed"):
+        return (run_ended(token, how, output),)
+    handed = () if end.prompted else (m.PromptHanded(text),)
+    return (*handed, s.RunEnded(token), m.TurnEnded(how, None, output))
 
 
-def _waits_on_run(chains: ChainSession) -> bool:
-    r = chains.state.running
-    return r is not None and r.wait == "run" and not r.saw_prompt
+def run_ended(token: int, how: StepEnd, output: str) -> s.RunEnded:
+    """The end of a run as the core reads it: it threw when it failed (`output` says why), else it resolved with
+    its text."""
+    return s.RunEnded(token, output) if how == "failed" else s.RunEnded(token, None, output)
 
 
-def step_note(prompt: str, reply: m.Reply) -> str | None:
+def step_note(prompt: str, reply: s.Reply) -> str | None:
     """The note the model reads after a chained step's prompt: what the core appended to it, if anything.
 
     >>> step_note("/b x", m.PromptText("/b x\\n\\n[slash-chain] note"))
@@ -124,123 +118,12 @@ def step_note(prompt: str, reply: m.Reply) -> str | None:
     return reply.text.removeprefix(js_trim_end(prompt)).lstrip("\n") or None
 
 
-def tool_answer(reply: m.Reply) -> tuple[str, bool]:
-    """The fail tool's answer for the core's reply: its text, and whether it is a refusal."""
+def tool_answer(reply: s.Reply) -> tuple[str, bool]:
+    """The answer of a tool of slashkit's (the fail tool, the self-command tool) for the core's reply: its text,
+    and whether it is a refusal."""
     match reply:
         case m.ToolAnswered(text):
             return text, False
         case Denied(text):
             return text, True
     return texts.FAIL_NOTHING_WAITS, True
-
-
-# What the core did, as the harness sees it
-
-
-def started(before: m.Running | None, after: m.ChainState) -> list[tuple[int, Event]]:
-    """The step one core event started, if any, with the chain it belongs to."""
-    now = after.running
-    if now is not None and (before is None or (before.chain, before.index) != (now.chain, now.index)):
-        return [(now.chain, StepStarted(now.index, now.total, now.step))]
-    return []
-
-
-class ObservedChainSession(ChainSession):
-    """The core's chain session, telling the host what each event it handled did to the chains."""
-
-    def __init__(self, ports: "Ports", seen: Callable[[int, Event], None], rule: Rule = DEFAULT_RULE) -> None:
-        super().__init__(ports.clock, ports.runner, ports.ui, ports.store, lambda c, o: seen(c, ChainEnded(o)), rule)
-        self._seen = seen
-        ports.runner.running = lambda: self.state.running
-
-    def handle(self, event: m.Event) -> m.Reply:
-        before = self.state.running
-        reply = super().handle(event)
-        for chain, made in started(before, self.state):
-            self._seen(chain, made)
-        return reply
-
-
-# Ports
-
-
-@define
-class DrainedClock:
-    """Timers the host fires between queries. The core starts each later step from a timer because Claude
-    Code refuses a command run inside a hook; the SDK host runs queries one after another, so every timer is
-    due once the query before it ended."""
-
-    _due: list[Callable[[], None]] = field(factory=list)
-
-    def after(self, ms: int, fire: Callable[[], None]) -> None:
-        self._due.append(fire)
-
-    def fire_due(self) -> None:
-        """Fires every timer, including ones those timers start."""
-        while self._due:
-            self._due.pop(0)()
-
-
-@frozen
-class RunRequest:
-    """A step the core asked to run: its chain and index, the command, and the function to report its end."""
-
-    chain: int
-    index: int
-    step: Step
-    done: Callable[[RunOutcome], None]
-
-
-@define
-class QueuedRunner:
-    """Takes the core's runs as requests the host's driver sends as queries, one at a time."""
-
-    requests: deque[RunRequest] = field(factory=deque)
-    running: Callable[[], m.Running | None] = lambda: None
-
-    def run(self, command: str, args: str, done: Callable[[RunOutcome], None]) -> None:
-        r = self.running()
-        chain, index = (r.chain, r.index) if r is not None else (0, 0)
-        self.requests.append(RunRequest(chain, index, Step(command, args), done))
-
-    def take(self, chain: int) -> RunRequest | None:
-        """The next run of this chain, if one waits; runs of chains that ended are dropped."""
-        while self.requests:
-            request = self.requests.popleft()
-            if request.chain == chain:
-                return request
-        return None
-
-
-@define
-class NoticeLog:
-    """Hands the core's transcript lines and toasts to the harness, as lines and notices, and keeps the lines."""
-
-    tell: Callable[[Event], None]
-    lines: list[str] = field(factory=list)
-
-    def log(self, text: str) -> None:
-        self.lines.append(text)
-        self.tell(Line(text))
-
-    def toast(self, text: str) -> None:
-        self.tell(Notice(text))
-
-
-class SettingStore(Protocol):
-    """Where the on/off setting lives: the host reads it before each chain (and passes it to the core, which only
-    writes it); a harness that shares it across sessions passes its own."""
-
-    def get(self, key: str) -> object: ...
-
-    def set(self, key: str, value: object) -> None: ...
-
-
-@define
-class Ports:
-    """The ports one SDK session lends the core."""
-
-    clock: DrainedClock
-    runner: QueuedRunner
-    ui: NoticeLog
-    store: SettingStore

@@ -1,12 +1,12 @@
 """The in-process host on the Claude Agent SDK: a `ClaudeSDKClient` session whose typed slash chains run one
 query a step, with the fail tool and the step note in-process, and (when turned on) a tool the model calls to
-run one of the session's built-ins. The core decides everything; `slashkit.adapters.sdk.mapping` translates."""
+run one of the session's built-ins. The core's session decides everything: each hook, tool and step moves it by one
+event (`slashkit.adapters.sdk.agenda`), and `slashkit.adapters.sdk.mapping` translates."""
 
 import asyncio
 import dataclasses
 import gc
 import json
-from collections import deque
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from typing import Any, Final, cast
 
@@ -25,42 +25,28 @@ from claude_agent_sdk import (
     create_sdk_mcp_server,
     tool,
 )
-from returns.result import Failure, Success
 
 from slashkit.adapters.bridge.bridge import HARNESS_VARIABLE
 from slashkit.adapters.memory import DictStore
-from slashkit.adapters.sdk.events import (
-    CommandStarted,
-    Event,
-    Message,
-    Notice,
-    Output,
-    StepEnded,
-)
+from slashkit.adapters.sdk.agenda import Agenda, Query, SettingStore, chain_of, started_by
+from slashkit.adapters.sdk.events import CommandStarted, Event, Message, Output, StepEnded
 from slashkit.adapters.sdk.mapping import (
     HARNESS_ORIGIN,
     HARNESS_TEXT,
-    DrainedClock,
-    NoticeLog,
-    ObservedChainSession,
-    Ports,
     QueryEnd,
-    QueuedRunner,
-    RunRequest,
-    SettingStore,
-    report,
+    run_ended,
     step_end,
+    step_ended,
     step_note,
     tool_answer,
     unknown_command_text,
 )
 from slashkit.core import chain_machine as m
-from slashkit.core import self_command as sc
+from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain import Step, holds_chain
-from slashkit.core.chain_session import ENABLED_KEY, enabled
-from slashkit.core.policy import Denied, is_refused, rule_for
+from slashkit.core.policy import rule_for
 from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
 
 #: The in-process server and tool the model calls to run one of the session's built-ins.
@@ -111,14 +97,9 @@ class SlashSession:
         store: SettingStore | None = None,
         allow: Iterable[str] = (),
     ) -> None:
-        self._buffers: dict[int, list[Event]] = {}
-        self._loose: list[Event] = []
-        self._ports = Ports(DrainedClock(), QueuedRunner(), NoticeLog(self._loose.append), store or DictStore())
         self._rule = rule_for(CLAUDE_CODE, " ".join(allow))
-        self.chains = ObservedChainSession(self._ports, self._seen, self._rule)
+        self._agenda = Agenda(s.opened(self._rule, language=language), store or DictStore())
         self._self_commands = self_commands
-        self._lich = sc.Lich(session_id="", lang=texts.language(language))
-        self._queued: deque[sc.Request] = deque()
         self._lock = asyncio.Lock()
         self._in_flight: str | None = None
         self._is_step = False
@@ -179,90 +160,93 @@ class SlashSession:
         command, _, args = text.removeprefix("/").partition(" ")
         origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
         chained = text.startswith("/") and holds_chain(args)
-        listed = (self._builtins, self._known or ())
+        listed = (tuple(self._builtins), tuple(self._known or ()))
         alone = text.startswith("/") and not chained
         if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
             for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
                 yield event
             return
         if text.startswith("/") and command == CHAIN_COMMAND:
-            for event in self._answer(Step(command, args), self.chains.chain_command(args, self._enabled())):
+            for event in self._answer(Step(command, args), self._chain_command(args)):
                 yield event
             return
-        first: RunRequest | None
-        match self.chains.command_typed(command, args, origin, self._enabled(), *listed) if chained else None:
-            case m.RunTyped(chain, index, head):
-                first = RunRequest(chain, index, Step(command, head), self.chains.reporter(chain, index))
-            case m.CommandAnswer(text):
+        if not chained:
+            async for event in self._alone(text, origin):
+                yield event
+            return
+        moved = self._agenda.move(m.ChainTyped(command, args, origin, self._agenda.enabled, *listed))
+        first: Query | None = None
+        match moved.reply:
+            case s.RunTyped(head, token):
+                first = Query(Step(command, head), token, started_by(moved))
+            case m.CommandAnswer(answer):
                 # The typed command itself is not to run (the refusal rule); the chain goes on from a timer.
-                for event in self._answer(Step(command, args), text):
+                for event in self._answer(Step(command, args), answer):
                     yield event
-                first = self._next_run()
-            case None:
-                self.chains.handle(m.PromptSubmitted(text, origin))
-                async for event in self._alone(text):
+            case _:
+                # Not a chain to run (slash chains are off): the command runs as typed.
+                async for event in self._alone(text, origin):
                     yield event
                 return
-        async for event in self._chain(first):
+        async for event in self._queries(chain_of(moved), first):
             yield event
 
     def status(self) -> str:
         """`/slash-chain`: `on · no chain runs`, or the running step and what it waits for."""
-        return self.chains.chain_command("", self._enabled())
+        return self._chain_command("")
 
     def stop(self) -> str:
         """`/slash-chain stop`: cancels the running chain once its step's query ended."""
-        return self.chains.chain_command("stop", self._enabled())
+        return self._chain_command("stop")
 
     def on(self) -> str:
         """`/slash-chain on`: typed chains run step after step."""
-        return self.chains.chain_command("on", self._enabled())
+        return self._chain_command("on")
 
     def off(self) -> str:
         """`/slash-chain off`: a chain typed from now on runs as typed, one command; a running one is cancelled."""
-        return self.chains.chain_command("off", self._enabled())
+        return self._chain_command("off")
 
     async def interrupt(self) -> None:
         """Interrupts the model's turn: a chain whose step it was stops (its turn ended with `aborted`)."""
         await self.client.interrupt()
 
-    def _enabled(self) -> bool:
-        # Read before each event that needs it: a harness may share the setting across sessions.
-        return enabled(self._ports.store.get(ENABLED_KEY))
+    def _chain_command(self, args: str) -> str:
+        """`/slash-chain args`: the text the command answers."""
+        reply = self._agenda.move(m.ChainCommandTyped(args, self._agenda.enabled)).reply
+        return reply.text if isinstance(reply, m.CommandAnswer) else ""
 
     # Drivers
 
-    def _next_run(self) -> RunRequest | None:
-        """The step the running chain starts next, once its timer is fired."""
-        running = self.chains.state.running
-        self._ports.clock.fire_due()
-        return None if running is None else self._ports.runner.take(running.chain)
-
-    async def _chain(self, request: RunRequest | None) -> AsyncIterator[Event]:
-        chain = request.chain if request is not None else 0
-        while request is not None:
-            for event in self._flush(chain):
+    async def _queries(self, chain: int | None, query: Query | None = None) -> AsyncIterator[Event]:
+        """Sends the runs the core asks for, one query each, until none is left: this chain's steps, and the
+        built-ins the model queued during a turn, each once that turn ended. A step's line and report come just
+        before its query, and what is left once nothing more runs."""
+        while True:
+            if query is None:
+                query = self._agenda.next_run()
+            if query is None or query.started is not None:
+                for event in self._agenda.flush(chain):
+                    yield event
+            if query is None:
+                return
+            async for event in self._step(query) if query.started is not None else self._builtin(query):
                 yield event
-            async for event in self._step(request):
-                yield event
-            self._ports.clock.fire_due()
-            request = self._ports.runner.take(chain)
-        for event in self._flush(chain):
-            yield event
+            query = None
 
-    async def _step(self, request: RunRequest) -> AsyncIterator[Event]:
-        step, index = request.step, request.index
+    async def _step(self, query: Query) -> AsyncIterator[Event]:
+        step, index = query.step, query.index
         if step.command == CHAIN_COMMAND:
-            answer = self.chains.chain_command(step.args, self._enabled())
+            answer = self._chain_command(step.args)
             for event in self._answer(step, answer, index):
                 yield event
-            request.done(Success(answer))
+            self._agenda.move(s.RunEnded(query.token, None, answer))
             return
         if self._known is not None and step.command not in self._known:
             # measured on Claude Code 2.1.328: the SDK session hands an unknown command to the model as text
             why = unknown_command_text(step.command)
             yield StepEnded(index, step, "failed", why)
-            request.done(Failure(why))
+            self._agenda.move(s.RunEnded(query.token, why))
             return
         end = QueryEnd(is_error=True, num_turns=0, result="")
         async for item in self._query(step.name, index, is_step=True):
@@ -273,11 +257,11 @@ class SlashSession:
         how, output = step_end(end)
         # A step the model reported with the fail tool has already stopped the chain; the core ignores the rest.
         yield StepEnded(index, step, "failed" if self._reported_failed else how, output)
-        report(self.chains, request.done, how, output, step.name)
-        async for event in self._run_queued():
-            yield event
+        for told in step_ended(query.token, end, step.name):
+            self._agenda.move(told)
 
-    async def _alone(self, text: str) -> AsyncIterator[Event]:
+    async def _alone(self, text: str, origin: str) -> AsyncIterator[Event]:
+        self._agenda.move(m.PromptSubmitted(text, origin))
         command, _, args = text.removeprefix("/").partition(" ")
         step = Step(command, args) if text.startswith("/") else Step("", text)
         if text.startswith("/"):
@@ -294,28 +278,23 @@ class SlashSession:
                 yield item
         how, output = step_end(end)
         yield StepEnded(0, step, how, output)
-        for event in self._flush(0):
-            yield event
-        async for event in self._run_queued():
+        async for event in self._queries(None):
             yield event
 
-    async def _run_queued(self) -> AsyncIterator[Event]:
-        """Runs the built-ins the model queued during the turn that just ended, each as the next query."""
-        while self._queued:
-            asked = self._queued.popleft()
-            step = Step(asked.name, asked.args)
-            yield CommandStarted(step, queued=True)
-            end = QueryEnd(is_error=True, num_turns=0, result="")
-            async for item in self._query(step.name, 0, is_step=False):
-                if isinstance(item, QueryEnd):
-                    end = item
-                else:
-                    yield item
-            how, output = step_end(end)
-            yield StepEnded(0, step, how, output)
-            if how == "failed":
-                # A queued command has no turn left to answer, so its failure is a notice.
-                yield Notice(texts.queued_failed_toast(asked.name, output))
+    async def _builtin(self, query: Query) -> AsyncIterator[Event]:
+        """Runs a built-in the model queued during the turn that just ended; the core turns its failure into a
+        notice (it has no turn left to answer)."""
+        step = query.step
+        yield CommandStarted(step, queued=True)
+        end = QueryEnd(is_error=True, num_turns=0, result="")
+        async for item in self._query(step.name, 0, is_step=False):
+            if isinstance(item, QueryEnd):
+                end = item
+            else:
+                yield item
+        how, output = step_end(end)
+        yield StepEnded(0, step, how, output)
+        self._agenda.move(run_ended(query.token, how, output))
 
     async def _query(self, text: str, index: int, *, is_step: bool) -> AsyncIterator[Event | QueryEnd]:
         """Sends one query and yields its messages and output until its ResultMessage, then how it ended. Once the
@@ -347,17 +326,7 @@ class SlashSession:
             self._in_flight = None
 
     def _answer(self, step: Step, text: str, index: int = 0) -> list[Event]:
-        return [Output(index, text), StepEnded(index, step, "ran", text), *self._flush(0)]
-
-    # What the core said, per chain
-
-    def _seen(self, chain: int, event: Event) -> None:
-        self._buffers.setdefault(chain, []).append(event)
-
-    def _flush(self, chain: int) -> list[Event]:
-        events = [*self._loose, *self._buffers.pop(chain, [])]
-        self._loose.clear()
-        return events
+        return [Output(index, text), StepEnded(index, step, "ran", text), *self._agenda.flush(None)]
 
     # Hooks and tools: the SDK calls these on the session's event loop
 
@@ -369,12 +338,12 @@ class SlashSession:
             return {}
         if prompt != self._in_flight:
             # A prompt that did not come through `run` (the harness's own client.query): the person's.
-            self.chains.handle(m.PromptSubmitted(prompt, HARNESS_ORIGIN))
+            self._agenda.move(m.PromptSubmitted(prompt, HARNESS_ORIGIN))
             return {}
         self._prompted = True
         if not self._is_step:
             return {}
-        note = step_note(prompt, self.chains.handle(m.PromptHanded(prompt)))
+        note = step_note(prompt, self._agenda.move(m.PromptHanded(prompt)).reply)
         if note is None:
             return {}
         return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": note}}
@@ -388,7 +357,7 @@ class SlashSession:
             return {}
         tool_input = raw.get("tool_input")
         reason = tool_input.get("reason") if isinstance(tool_input, dict) else None
-        text, _ = tool_answer(self.chains.handle(m.FailCalled(reason, agent)))
+        text, _ = tool_answer(self._agenda.move(m.FailCalled(reason, agent)).reply)
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -398,25 +367,14 @@ class SlashSession:
         }
 
     async def _fail(self, args: dict[str, Any]) -> dict[str, Any]:
-        text, refused = tool_answer(self.chains.handle(m.FailCalled(args.get("reason"), None)))
+        text, refused = tool_answer(self._agenda.move(m.FailCalled(args.get("reason"), None)).reply)
         self._reported_failed = self._reported_failed or not refused
         return {"content": [{"type": "text", "text": text}], "is_error": refused}
 
     async def _run_builtin(self, args: dict[str, Any]) -> dict[str, Any]:
-        name = args.get("command")
-        asked = sc.request(name if isinstance(name, str) else "", args.get("args"))
-        lang = self._lich.lang
-        match sc.decide(self._lich, asked, self._builtins, self._rule):
-            case Denied() if is_refused(asked.name):
-                # In an SDK session /model sets this session only (measured on 2.1.328): lich's reason is not this.
-                text, refused = texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.name), True
-            case Denied(denial):
-                text, refused = denial, True
-            case sc.Queue():
-                self._queued.append(asked)
-                text, refused = texts.text(lang, Key.SKILL_QUEUED, queued=asked.label), False
-            case _:
-                text, refused = texts.text(lang, Key.NOT_BUILTIN, name=asked.name), True
+        # Queued, the built-in runs as the query after this turn's (`_builtin`).
+        asked = s.BuiltinAsked(args.get("command"), args.get("args"), tuple(self._builtins))
+        text, refused = tool_answer(self._agenda.move(asked).reply)
         return {"content": [{"type": "text", "text": text}], "is_error": refused}
 
     def _amend(self, options: ClaudeAgentOptions) -> ClaudeAgentOptions:
@@ -428,7 +386,7 @@ class SlashSession:
         }
         allowed = [FAIL_TOOL_ID]
         if self._self_commands:
-            described = texts.text(self._lich.lang, Key.SELF_TOOL_NOTE)
+            described = texts.text(self._agenda.session.language, Key.SELF_TOOL_NOTE)
             servers[SELF_SERVER] = create_sdk_mcp_server(
                 SELF_SERVER, tools=[tool(SELF_TOOL, described, dict(SELF_SCHEMA))(self._run_builtin)]
             )
