@@ -90,9 +90,11 @@ class Harness(Generic[M]):
     #: The most characters `run` takes.
     max_typed: int = 100_000
 
-    def __init__(self, rule: Rule, language: str | None, store: SettingStore | None) -> None:
+    def __init__(
+        self, rule: Rule, language: str | None, store: SettingStore | None, fail_tool: str = texts.FAIL_TOOL_ID
+    ) -> None:
         self._rule = rule
-        self._agenda = Agenda(s.opened(rule, language=language), store or DictStore())
+        self._agenda = Agenda(s.opened(rule, fail_tool, language=language), store or DictStore())
         #: Whether the model reported the running step failed with the fail tool.
         self._reported_failed = False
         #: The names the session knows (None: it listed none, and no step is refused for being unknown).
