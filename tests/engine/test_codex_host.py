@@ -1,0 +1,181 @@
+"""The Codex host on the real Codex CLI (the pinned 0.169.0's `codex app-server`), offline against the scripted
+Responses API: chains of skills and built-ins, a failing turn, an interrupt, the fail tool, a self-command and a
+refused one, and a pipe, each as the harness sees it and as the model was asked."""
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+import pytest
+
+from slashkit.adapters.codex.host import SELF_TOOL, CodexSession, Raw
+from slashkit.adapters.harness.events import ChainEnded, CommandStarted, Event, Line, Notice, Output, StepEnded
+from slashkit.core.texts import FAIL_TOOL
+from tests.support.codex_cli import CodexHome, codex_binary, codex_home
+from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
+
+GREET = "Greet the person named in the arguments, in one line."
+
+
+def run(go: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(asyncio.wait_for(go(), 180))
+
+
+async def chain(session: CodexSession, typed: str, *, by_person: bool = True) -> list[Event]:
+    """What the harness sees of `typed`, without Codex's own notifications."""
+    return [event async for event in session.run(typed, by_person=by_person) if not isinstance(event, Raw)]
+
+
+def lines(events: Sequence[Event]) -> list[str]:
+    return [event.text for event in events if isinstance(event, Line)]
+
+
+def ended(events: Sequence[Event]) -> ChainEnded:
+    [last] = [event for event in events if isinstance(event, ChainEnded)]
+    return last
+
+
+def with_codex(
+    script: Sequence[Turn],
+    body: Callable[[CodexSession, OpenAIServer, CodexHome], Coroutine[Any, Any, None]],
+    **kw: Any,
+) -> None:
+    binary = codex_binary()
+
+    async def go() -> None:
+        with OpenAIServer(script, summary="SUMMARY OF THE THREAD") as model, codex_home(model) as home:
+            home.skill("greet", GREET)
+            home.skill("shout", "Say the arguments in capitals.")
+            async with CodexSession(binary, cwd=str(home.project), env=home.env, **kw) as session:
+                await body(session, model, home)
+
+    run(go)
+
+
+def test_two_skill_steps_run_as_two_turns_of_one_thread_each_with_its_skill() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "/greet Bob && /greet Carol")
+        assert lines(events) == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
+        outputs = [(e.index, e.text) for e in events if isinstance(e, Output)]
+        assert outputs == [(1, "Hello Bob!"), (2, "Hello Carol!")]
+        assert ended(events).ok
+        first, second = model.main_requests
+        assert {first.headers["thread-id"]} == {second.headers["thread-id"]} == {session.thread}
+        assert "Bob" in first.all_text() and "<name>greet</name>" in first.all_text() and GREET in first.all_text()
+        # Codex adds the skill's instructions as a user message after the turn's text (measured on 0.169.0)
+        assert "Hello Bob!" in second.all_text() and second.user_texts()[-2].startswith("Carol")
+
+    with_codex([text("Hello Bob!"), text("Hello Carol!")], body)
+
+
+def test_three_steps_with_compact_between_run_in_order_and_the_summary_carries_on() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "/greet Bob && /compact && /greet Carol")
+        assert lines(events) == ["1/3: /greet Bob", "2/3: /compact", "3/3: /greet Carol", "all 3 command(s) ran"]
+        assert [r.kind for r in model.requests] == ["main", "summary", "main"]
+        assert "SUMMARY OF THE THREAD" in model.requests[2].all_text()
+
+    with_codex([text("Hello Bob!"), text("Hello Carol!")], body)
+
+
+def test_a_failing_turn_stops_the_chain_with_codexs_reason() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "/greet Bob && /greet Carol")
+        [step] = [e for e in events if isinstance(e, StepEnded)]
+        assert step.how == "error" and "model is down" in step.output
+        assert lines(events)[0] == "1/2: /greet Bob"
+        assert lines(events)[-1].startswith("stopped after /greet")
+        assert not ended(events).ok
+        assert len(model.main_requests) == 1
+
+    with_codex([http_error(400, "model is down")], body)
+
+
+def test_interrupt_cancels_the_running_step_and_the_chain() -> None:
+    hold = threading.Event()
+
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        async def interrupt_once_asked() -> None:
+            while not model.main_requests:
+                await asyncio.sleep(0.05)
+            await session.interrupt()
+
+        interrupting = asyncio.create_task(interrupt_once_asked())
+        events = await chain(session, "/greet Bob && /greet Carol")
+        await interrupting
+        hold.set()
+        [step] = [e for e in events if isinstance(e, StepEnded)]
+        assert step.how == "aborted"
+        assert not ended(events).ok
+        assert len(model.main_requests) == 1
+
+    with_codex([text("never said", hold=hold)], body)
+
+
+def test_the_fail_tool_fails_the_step_and_the_model_reads_the_answer() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "/greet Bob && /greet Carol")
+        [step] = [e for e in events if isinstance(e, StepEnded)]
+        assert step.how == "failed"
+        assert not ended(events).ok and "/greet Carol" not in " ".join(lines(events))
+        first = model.main_requests[0]
+        assert FAIL_TOOL in first.tool_names
+        assert "stopped" in model.main_requests[1].function_outputs()[0].lower()
+
+    with_codex([tool_call(FAIL_TOOL, {"reason": "no Bob here"}), text("I reported it.")], body)
+
+
+def test_a_self_command_queues_compact_which_runs_once_the_turn_ended() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "please compact the thread")
+        started = [e for e in events if isinstance(e, CommandStarted)]
+        assert [(e.step.command, e.queued) for e in started] == [("compact", True)]
+        assert [r.kind for r in model.requests] == ["main", "main", "summary"]
+        assert "compact" in model.requests[1].function_outputs()[0]
+        assert not [e for e in events if isinstance(e, Notice)]
+
+    with_codex([tool_call(SELF_TOOL, {"command": "compact"}), text("Queued.")], body, self_commands=True)
+
+
+def test_a_self_command_for_model_is_refused_and_nothing_is_queued() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "switch to another model")
+        assert not [e for e in events if isinstance(e, CommandStarted)]
+        answer = model.main_requests[1].function_outputs()[0]
+        assert "/model" in answer and "user" in answer
+        assert [r.kind for r in model.requests] == ["main", "main"]
+
+    with_codex([tool_call(SELF_TOOL, {"command": "model", "args": "o3"}), text("I may not.")], body, self_commands=True)
+
+
+def test_a_pipe_hands_the_first_steps_answer_to_the_next() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "/greet Bob | /shout")
+        assert ended(events).ok
+        assert "Hello Bob!" in model.main_requests[1].user_texts()[-2]
+
+    with_codex([text("Hello Bob!"), text("HELLO BOB!")], body)
+
+
+def test_an_unknown_command_fails_its_step_with_a_line_and_sends_nothing() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "/nosuch x && /greet Bob")
+        [step] = [e for e in events if isinstance(e, StepEnded)]
+        assert step.how == "failed" and step.output.startswith("/nosuch is neither a Codex built-in")
+        assert not ended(events).ok and model.requests == []
+
+    with_codex([], body)
+
+
+@pytest.mark.parametrize("typed", ["/new", "/compact && /model o3"])
+def test_a_chain_from_outside_the_person_runs_no_restricted_built_in(typed: str) -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        thread = session.thread
+        events = await chain(session, typed, by_person=False)
+        assert session.thread == thread
+        assert any("only the person may run" in line or "only the user" in line for line in lines(events)) or any(
+            isinstance(e, StepEnded) and "only" in e.output for e in events
+        )
+
+    with_codex([], body)
