@@ -179,3 +179,19 @@ def test_a_chain_from_outside_the_person_runs_no_restricted_built_in(typed: str)
         )
 
     with_codex([], body)
+
+
+def test_review_runs_as_a_review_turn_and_new_starts_a_fresh_thread_for_the_steps_after_it() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        first = session.thread
+        events = await chain(session, "/greet Bob && /review check the greeting && /new && /greet Carol")
+        assert ended(events).ok
+        outputs = [e.text for e in events if isinstance(e, Output)]
+        assert outputs[:2] == ["Hello Bob!", "No issues found."]
+        greet, review, after = model.main_requests
+        # measured on 0.169.0: the review runs in a thread of its own, holding the instructions alone
+        assert review.last_user_text() == "check the greeting" and review.headers["thread-id"] != first
+        assert greet.headers["thread-id"] == first != session.thread == after.headers["thread-id"]
+        assert "Hello Bob!" not in after.all_text()
+
+    with_codex([text("Hello Bob!"), text("No issues found."), text("Hello Carol!")], body)
