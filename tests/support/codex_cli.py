@@ -1,6 +1,6 @@
 """The real Codex CLI (`codex app-server`), offline against the scripted Responses API of
 tests/support/openai_server.py: a private HOME and CODEX_HOME whose config.toml points a provider at 127.0.0.1
-(the recipe of docs/codex.md), and a project folder with skills.
+(the recipe of docs/codex.md, "Offline tests"), and a project folder with skills.
 
 `SLASHKIT_CODEX` names the binary (scripts/setup.sh sets it to the pinned one in .tools/codex); without it the
 tests that need Codex are skipped, saying so.

@@ -15,7 +15,7 @@ request for a turn the script does not hold gets a 400 (opencode errors the turn
 retried for ~70 s, measured on 1.18.33). Anything else answers 404.
 
 The Responses API (`POST /v1/responses`, what Codex sends with `wire_api = "responses"`; shapes measured on Codex
-0.169.0, ../shared/codex.md) takes turns from the same script and answers each with the Responses SSE events
+0.169.0, docs/codex.md) takes turns from the same script and answers each with the Responses SSE events
 (`response.created`, `response.output_item.added`, text deltas, `response.output_item.done`,
 `response.completed`). A compaction request (its `x-codex-turn-metadata` header says `request_kind:
 "compaction"`) is kind `summary` and gets :attr:`summary`. A text turn with `hold` waits until the test sets it
