@@ -186,7 +186,9 @@ class AppServer:
         every message before the end was taken. `TimeoutError` when none came within `timeout` seconds."""
         if not self._unread.empty():
             return self._unread.get_nowait()
-        self._raise_if_gone()
+        if self._gone is not None:
+            await self._process_ended.wait()  # nothing of the server runs once a caller hears it ended
+            raise self._gone
         getting = asyncio.ensure_future(self._unread.get())
         ending = asyncio.ensure_future(self._gone_event.wait())
         try:
@@ -201,6 +203,7 @@ class AppServer:
             raise TimeoutError
         if not self._unread.empty():
             return self._unread.get_nowait()
+        await self._process_ended.wait()
         self._raise_if_gone()
         raise AssertionError("unreachable")  # pragma: no cover
 
