@@ -195,3 +195,17 @@ def test_review_runs_as_a_review_turn_and_new_starts_a_fresh_thread_for_the_step
         assert "Hello Bob!" not in after.all_text()
 
     with_codex([text("Hello Bob!"), text("No issues found."), text("Hello Carol!")], body)
+
+
+def test_the_approval_policy_is_passed_through_and_slashkit_answers_no_approval_with_yes() -> None:
+    """With Codex's `untrusted` policy a command of the model's asks for approval: slashkit has no person to ask,
+    so it declines, and the command does not run."""
+
+    async def body(session: CodexSession, model: OpenAIServer, home: CodexHome) -> None:
+        model.add(tool_call("exec_command", {"cmd": f"touch {home.root / 'marker'}"}), text("done"))
+        events = await chain(session, "/greet Bob")
+        assert [e.how for e in events if isinstance(e, StepEnded)] == ["answer"]
+        assert not (home.root / "marker").exists()
+        assert "rejected by user" in model.main_requests[1].function_outputs()[0]
+
+    with_codex([], body, approval_policy="untrusted", sandbox="workspace-write")
