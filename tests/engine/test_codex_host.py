@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from slashkit.adapters.codex.host import SELF_TOOL, CodexSession, Raw
+from slashkit.adapters.codex import SELF_TOOL, CodexSession, Raw
 from slashkit.adapters.harness.events import ChainEnded, CommandStarted, Event, Line, Notice, Output, StepEnded
 from slashkit.core.texts import FAIL_TOOL
 from tests.support.codex_cli import CodexHome, codex_binary, codex_home
@@ -209,3 +209,12 @@ def test_the_approval_policy_is_passed_through_and_slashkit_answers_no_approval_
         assert "rejected by user" in model.main_requests[1].function_outputs()[0]
 
     with_codex([], body, approval_policy="untrusted", sandbox="workspace-write")
+
+
+def test_or_and_semicolon_decide_as_bash_after_a_failed_turn() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "/greet Bob || /greet Carol ; /shout done")
+        assert [e.how for e in events if isinstance(e, StepEnded)] == ["error", "answer", "answer"]
+        assert ended(events).ok and len(model.main_requests) == 3
+
+    with_codex([http_error(400, "down"), text("Hello Carol!"), text("DONE")], body)
