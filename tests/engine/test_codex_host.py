@@ -168,15 +168,25 @@ def test_an_unknown_command_fails_its_step_with_a_line_and_sends_nothing() -> No
     with_codex([], body)
 
 
-@pytest.mark.parametrize("typed", ["/new", "/compact && /model o3"])
-def test_a_chain_from_outside_the_person_runs_no_restricted_built_in(typed: str) -> None:
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("/new", "/new was not run: only the person may run /new, and this came from harness"),
+        ("/compact && /new", "skipped 2/2: /new (only the person may run /new, and this came from harness)"),
+        (
+            "/compact && /model o3",
+            "skipped 2/2: /model o3 (only the person may run /model, and this came from harness)",
+        ),
+    ],
+)
+def test_a_chain_from_outside_the_person_runs_no_restricted_built_in(typed: str, said: str) -> None:
     async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
         thread = session.thread
         events = await chain(session, typed, by_person=False)
         assert session.thread == thread
-        assert any("only the person may run" in line or "only the user" in line for line in lines(events)) or any(
-            isinstance(e, StepEnded) and "only" in e.output for e in events
-        )
+        shown = [*lines(events), *(e.text for e in events if isinstance(e, Output))]
+        assert said in shown
+        assert [r.kind for r in model.requests] == (["summary"] if typed.startswith("/compact") else [])
 
     with_codex([], body)
 
