@@ -2,7 +2,8 @@
 type-checked, and the client tested on its own.
 
     python scripts/typescript.py check   # tsc --strict --noEmit over every plugin as laid out, and tests/kit
-    python scripts/typescript.py test    # tests/node/*.test.ts with the client, compiled, then `node --test`
+    python scripts/typescript.py test    # tests/node/*.test.ts with the client and the opencode plugin, compiled,
+                                         # then `node --test`
 
 Both lay their files out in a temporary folder with the installers' own functions
 (`slashkit.adapters.claude_code.plugins.lay_out`, `slashkit.adapters.opencode.install.install`,
@@ -75,15 +76,17 @@ def check(work: Path) -> bool:
 
 
 def test(work: Path) -> bool:
-    """Compiles the client, its generated wire facts and tests/node's tests into `work`, then runs the tests with
-    Node's own test runner (Node 20 runs no TypeScript); True when they pass."""
+    """Compiles the client, its generated wire facts, the opencode plugin as its installer lays it out (under
+    `opencode/`) and tests/node's modules into `work`, then runs the tests (`*.test.ts`) with Node's own test runner
+    (Node 20 runs no TypeScript); True when they pass."""
     source = work / "src"
     source.mkdir()
     for name, content in client_files().items():
         (source / name).write_text(content)
-    tests = sorted(NODE_TESTS.glob("*.test.ts"))
-    for found in tests:
+    install.install(source / "opencode")
+    for found in NODE_TESTS.glob("*.ts"):
         shutil.copy(found, source / found.name)
+    tests = sorted(NODE_TESTS.glob("*.test.ts"))
     (work / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
     out = work / "out"
     emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out)}
@@ -92,8 +95,8 @@ def test(work: Path) -> bool:
         return False
     (out / "package.json").write_text(json.dumps({"type": "module"}))
     compiled = [str(out / found.with_suffix(".js").name) for found in tests]
-    # A test that hangs fails after 10 s instead of holding the test command.
-    return _run(["node", "--test", "--test-reporter=spec", "--test-timeout=10000", *compiled])
+    # A test (or a test file: Node counts each as one) that hangs fails after 30 s instead of holding the test command.
+    return _run(["node", "--test", "--test-reporter=spec", "--test-timeout=30000", *compiled])
 
 
 def _tsconfig(folder: Path, options: dict[str, object], include: list[str], files: tuple[str, ...] = ()) -> Path:

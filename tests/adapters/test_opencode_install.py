@@ -9,8 +9,8 @@ from importlib import resources
 from pathlib import Path
 
 from slashkit.adapters.bridge import protocol
-from slashkit.adapters.bridge.shim import HELPER_MODULE
-from slashkit.adapters.opencode.install import config_dir, host_module, install, uninstall
+from slashkit.adapters.bridge.shim import HELPER_MODULE, NODE_FILES
+from slashkit.adapters.opencode.install import MODULES, config_dir, host_module, install, uninstall
 from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.forecast import MAX_AHEAD
 from slashkit.core.texts import FAIL_TOOL_ID
@@ -42,7 +42,8 @@ def test_install_puts_the_entry_in_plugins_and_its_modules_one_folder_down(tmp_p
     plugins = tmp_path / ".opencode" / "plugins"
     # opencode loads every plugins/*.ts as a plugin, so only the entry may stand there.
     assert sorted(p.name for p in plugins.glob("*.ts")) == ["slashkit.ts"]
-    assert sorted(p.name for p in (plugins / "slashkit").iterdir()) == ["bridge.ts", "client.ts", "host.ts", "wire.ts"]
+    assert sorted(p.name for p in (plugins / "slashkit").iterdir()) == sorted((*MODULES, *NODE_FILES, "host.ts"))
+    assert NODE_FILES == ("client.ts", "wire.ts", "node-host.ts")
     assert f"installed in {plugins}" in shown.stdout
     assert str(plugins / "slashkit.ts") in shown.stdout
 
@@ -70,6 +71,25 @@ def test_the_plugin_speaks_through_the_bridges_own_client(tmp_path: Path) -> Non
     wire = (tmp_path / "plugins" / "slashkit" / "wire.ts").read_text()
     assert f"export const VERSION = {protocol.VERSION}\n" in wire
     assert f"export const MAX_FORECAST_DEPTH = {MAX_AHEAD}\n" in wire
+
+
+def test_the_plugin_shares_the_bridges_node_host(tmp_path: Path) -> None:
+    # One Host for every Node-based host (opencode now, pi next), laid out as it is in slashkit.adapters.bridge.
+    install(tmp_path)
+    node_host = resources.files("slashkit.adapters.bridge") / "node-host.ts"
+    assert (tmp_path / "plugins" / "slashkit" / "node-host.ts").read_text() == node_host.read_text()
+    host = (tmp_path / "plugins" / "slashkit" / "host.ts").read_text()
+    assert 'export const STORE_FILE = "opencode-store.json"\n' in host
+
+
+def test_install_and_uninstall_take_out_the_module_an_earlier_slashkit_laid_out(tmp_path: Path) -> None:
+    # Before the Node host moved to the bridge, opencode's plugin had its own plugins/slashkit/bridge.ts.
+    for step in (install, uninstall):
+        install(tmp_path)
+        former = tmp_path / "plugins" / "slashkit" / "bridge.ts"
+        former.write_text("// slashkit's earlier Node host\n")
+        assert former in step(tmp_path)
+        assert not former.exists()
 
 
 def test_the_plugin_imports_nothing_from_npm_at_run_time(tmp_path: Path) -> None:
@@ -106,7 +126,7 @@ def test_uninstall_takes_out_only_the_plugin(tmp_path: Path) -> None:
     other = target / "plugins" / "mine.ts"
     other.write_text("export const Mine = async () => ({})\n")
     removed = uninstall(target)
-    assert len(removed) == 5
+    assert len(removed) == 2 + len(MODULES) + len(NODE_FILES)
     assert [p.name for p in (target / "plugins").iterdir()] == ["mine.ts"]
     shown = slashkit("opencode", "uninstall", str(tmp_path))
     assert shown.stdout.strip() == f"slashkit plugin was not installed from {target / 'plugins'}"
@@ -159,7 +179,7 @@ def test_install_and_uninstall_refuse_a_plugin_folder_that_is_a_link_and_touch_n
     install(config_dir(project))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    mine = {name: f"// the user's {name}\n" for name in ("host.ts", "client.ts", "bridge.ts")}
+    mine = {name: f"// the user's {name}\n" for name in ("host.ts", "client.ts", "node-host.ts")}
     for name, text in mine.items():
         (elsewhere / name).write_text(text)
     folder = project / ".opencode" / "plugins" / "slashkit"
@@ -243,7 +263,7 @@ def test_the_installed_files_name_no_path_of_this_machine_so_a_team_can_commit_t
     assert shown.returncode == 0, shown.stderr
     written = {p: p.read_text() for p in (tmp_path / ".opencode").rglob("*.ts")}
     names = {p.name for p in written}
-    assert names == {"slashkit.ts", "bridge.ts", "client.ts", "wire.ts", "host.ts"}
+    assert names == {"slashkit.ts", *MODULES, *NODE_FILES, "host.ts"}
     assert "export const PYTHON = null\n" in written[tmp_path / ".opencode" / "plugins" / "slashkit" / "host.ts"]
     machine = (sys.prefix, sys.base_prefix, os.path.realpath(sys.executable), str(tmp_path))
     assert [str(p) for p, text in written.items() if any(m in text for m in machine)] == []

@@ -17,6 +17,8 @@ import pytest
 from attrs import frozen
 
 from slashkit.adapters import __version__
+from slashkit.adapters.bridge.shim import NODE_HOST
+from slashkit.adapters.opencode.install import ENTRY, MODULES
 from tests.support.claude_cli import Isolation, isolated_env
 from tests.support.model_server import ModelServer
 
@@ -77,8 +79,10 @@ def test_a_built_wheel_holds_only_slashkit_and_imports_from_a_fresh_environment(
     assert tops == {"slashkit", installed.wheel.name.split("-py3")[0] + ".dist-info"}
     assert "slashkit/__init__.py" not in installed.names()
     # `slashkit opencode install` copies these out of the installed package.
-    for module in ("slashkit.ts", "bridge.ts"):
+    for module in (ENTRY, *MODULES):
         assert f"slashkit/adapters/opencode/plugin/{module}" in installed.names()
+    for module in ("client.ts", NODE_HOST):
+        assert f"slashkit/adapters/bridge/{module}" in installed.names()
     found = installed.run(installed.python, "-c", IMPORTS)
     assert Path(found.stdout.strip()).is_relative_to(installed.python.parents[1]), found.stderr
 

@@ -4,8 +4,9 @@
   standing in for the engine and a fake helper for Python (the kit cannot start processes). Every request
   body the plugin sent there is then read by the helper's own decoder, so the two ends agree on the wire.
 - ``claude plugin validate --json``: both laid-out plugins have no error and no warning.
-- The ``command.run`` matcher literal in ``mod/slash-chain.ts`` is ``slashkit.core.chain.SEPARATOR_JS``, and
-  compiled by Node it finds the same separators as ``parse_chain`` and splits the same way.
+- The ``command.run`` matcher of the laid-out ``slash-chain`` is ``slashkit.core.chain.SEPARATOR_JS`` written in as a
+  literal (``plugins.inline_separator``; the mod holds none of its own), and compiled by Node it finds the same
+  separators as ``parse_chain`` and splits the same way.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ KIT: Final = claude_cli.REPO_ROOT / "tests" / "kit"
 NO_PYTHON: Final = "/nonexistent/python"
 #: How many tests each plugin's kit file holds: a test that stops running (or a file that stops loading)
 #: shows as a lower count. Update it with the file.
-EXPECTED_TESTS: Final = {"slash-chain": 60, "self-command": 20}
+EXPECTED_TESTS: Final = {"slash-chain": 60, "self-command": 25}
 #: The bridge events each plugin's kit tests make it send; together, every event of the protocol.
 EXPECTED_EVENTS: Final = {
     "slash-chain": {
@@ -49,7 +50,15 @@ EXPECTED_EVENTS: Final = {
         "TimerFired",
         "RunEnded",
     },
-    "self-command": {"SessionStarted", "ToolDescribed", "SkillAnswered", "ControlAnswered", "TimerFired", "RunEnded"},
+    "self-command": {
+        "SessionStarted",
+        "ToolDescribed",
+        "SkillAnswered",
+        "ControlAnswered",
+        "WhoamiAnswered",
+        "TimerFired",
+        "RunEnded",
+    },
 }
 KIT_TIMEOUT: Final = 240.0
 #: Leads the line tests/kit/fake-helper.ts prints for each request body (WIRE_MARK there).
@@ -284,15 +293,24 @@ def _python_split(text: str) -> dict[str, object]:
     }
 
 
-def matcher_literal() -> str:
-    source = (resources.files("slashkit.adapters.claude_code") / "mod" / "slash-chain.ts").read_text()
-    literals = [m.group("literal") for m in _MATCHER.finditer(source)]
-    assert len(literals) == 1, f"expected one command.run args matcher in mod/slash-chain.ts, found {literals}"
-    return literals[0]
+def matcher_literals(source: str) -> list[str]:
+    return [m.group("literal") for m in _MATCHER.finditer(source)]
 
 
-def test_matcher_literal_is_the_core_separator() -> None:
-    assert matcher_literal() == SEPARATOR_JS
+def test_the_laid_out_matcher_is_the_core_separator_and_the_mod_holds_none_of_its_own() -> None:
+    mod = (resources.files("slashkit.adapters.claude_code") / "mod" / "slash-chain.ts").read_text()
+    assert matcher_literals(mod) == []
+    register = plugins.marketplace_files(None)[Path("plugins/slash-chain/hooks/register.ts")].decode()
+    assert matcher_literals(register) == [SEPARATOR_JS]
+    assert plugins.SEPARATOR_IMPORT not in register
+
+
+def test_inlining_the_separator_refuses_a_mod_without_one_matcher_to_fill() -> None:
+    source = f"{plugins.SEPARATOR_IMPORT}on('command.run', {plugins.SEPARATOR_MATCHER}, f)\n"
+    assert plugins.inline_separator(source) == f"on('command.run', {{ args: {SEPARATOR_JS} }}, f)\n"
+    for broken in (source.replace(plugins.SEPARATOR_IMPORT, ""), source + source):
+        with pytest.raises(ValueError, match="expected one"):
+            plugins.inline_separator(broken)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -300,7 +318,7 @@ def test_node_splits_as_parse_chain() -> None:
     node = shutil.which("node")
     assert node is not None
     done = subprocess.run(
-        [node, "-e", _NODE_SPLIT % matcher_literal()],
+        [node, "-e", _NODE_SPLIT % SEPARATOR_JS],
         input=json.dumps(SEPARATOR_CASES),
         capture_output=True,
         text=True,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from slashkit.adapters.bridge.shim import ANSWER_TIMEOUT_MS
 from slashkit.adapters.opencode.install import FAIL_TOOL, config_dir, install
 from slashkit.core.chain import Step
 from slashkit.core.texts import CHAIN_UNAVAILABLE, FAIL_NOTHING_WAITS, fail_note
@@ -300,7 +301,7 @@ def test_a_helper_killed_silent_or_mute_lets_the_typed_command_run_as_typed_with
         assert "verbose" not in line and line.count("unavailable") == 1, line
     elif mode == "slow":
         # The bridge's bound on an answer (docs/bridge.md, "Errors").
-        assert line == unavailable("the helper did not answer ChainTyped within 3000 ms")
+        assert line == unavailable(f"the helper did not answer ChainTyped within {ANSWER_TIMEOUT_MS} ms")
     else:
         assert line == unavailable("the helper did not start within 5000 ms")
     # Given up, it is ended, READY or not (it would otherwise sleep on for 30 s, or as long as opencode runs).
@@ -327,7 +328,7 @@ def test_a_stopped_helper_the_plugin_gives_up_on_is_killed_after_a_grace(start: 
     run = start([text("ok") for _ in range(4)])
     with stopped_helper(run) as pid:
         run.server.command(run.session, "greet", "Dan && /greet Eve").wait()
-        assert unavailable("the helper did not answer ChainTyped within 3000 ms") in run.lines()
+        assert unavailable(f"the helper did not answer ChainTyped within {ANSWER_TIMEOUT_MS} ms") in run.lines()
         assert ends_soon(pid)
 
 

@@ -27,11 +27,12 @@ export const START = { surface: 'terminal', isInteractive: true, cwd: '/tmp/proj
 /** What the engine adds to a command the person typed. */
 export const TYPED = { origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } } as const
 
-export type { Effect, Reply } from '../hooks/bridge.js'
-import type { Effect, Reply } from '../hooks/bridge.js'
+export type { Effect } from '../hooks/bridge.js'
+import type { Effect, WireReply } from '../hooks/bridge.js'
+export { VERSION }
 
-/** A version 2 answer; what is left out is filled in (the next version, no wants, no reply, no effects). */
-export type Answer = { version?: number; wants?: string[]; reply?: Reply | null; effects?: Effect[] }
+/** A bridge answer; what is left out is filled in (the next version, no wants, no reply, no effects). */
+export type Answer = { version?: number; wants?: string[]; reply?: WireReply | null; effects?: Effect[] }
 
 /**
  * How the fake helper answers one request: a bridge answer; a raw HTTP answer (`status`, `text`); a failed
@@ -97,6 +98,10 @@ export class FakeHelper {
   spawnModes: SpawnMode[] = []
   /** The helper's script: its answer to each request (a promise holds the answer back). */
   answer: (sent: Sent) => Response | Promise<Response> = () => ({})
+  /** The argv of every `$.process.run`, and how each run ends: a result, or a rejection (a child the engine killed
+   * at its timeout rejects the call). By default, as a `lich` that is not there: exit 127. */
+  readonly processRuns: string[][] = []
+  processRun: (argv: readonly string[]) => { exitCode: number; stdout: string } | { reject: string } = () => ({ exitCode: 127, stdout: '' })
   /** The engine's answer to a command run beneath the plugin; a throw makes the run fail. */
   command: (e: CommandRan) => CommandAnswer | Promise<CommandAnswer> = e => ({ text: `ran /${e.command} ${e.args}` })
   /** The sockets of the helpers still running; a request to another is refused, as a dead helper's is. */
@@ -156,7 +161,7 @@ export class FakeHelper {
   wire(answer: Answer): string {
     const version = answer.version ?? this.version + 1
     this.version = version
-    return JSON.stringify({ v: 2, version, wants: answer.wants ?? [], reply: answer.reply ?? null, effects: answer.effects ?? [] })
+    return JSON.stringify({ v: VERSION, version, wants: answer.wants ?? [], reply: answer.reply ?? null, effects: answer.effects ?? [] })
   }
 }
 
@@ -174,9 +179,14 @@ export function never<T>(): Promise<T> {
   return new Promise<T>(() => undefined)
 }
 
-/** A non-null text reply, for the common case. */
-export function text(value: string): Reply {
-  return { kind: 'text', text: value }
+/** A reply that answers the typed command with this text. */
+export function commandAnswer(value: string): WireReply {
+  return { kind: 'command.answer', text: value }
+}
+
+/** A reply that answers the fail tool's call with this text (not an error). */
+export function toolAnswer(value: string): WireReply {
+  return { kind: 'tool.answer', text: value }
 }
 
 /**
@@ -236,6 +246,14 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
   on('skill.prompt', (_, e) => ({ text: e.text }))
   on('turn.complete', (_, e) => ({ text: e.answer }))
   on('prompt.submit', (_, e) => ({ text: e.text }))
+
+  on('process.run', (_, e) => {
+    fake.processRuns.push([...e.argv])
+    fake.changed()
+    const ran = fake.processRun(e.argv)
+    if ('reject' in ran) return { deny: ran.reject }
+    return { value: { ...ran, stderr: '', isStdoutTruncated: false, isStderrTruncated: false } }
+  })
 
   on('command.run', async (_, e) => {
     const ran = { command: e.command, args: e.args ?? '', origin: e.origin }

@@ -177,7 +177,7 @@ describe('refused tool calls', () => {
   test('a refused control_session call sends control.refused; a text reply answers it', async ($, on) => {
     const fake = fakeHelper(on, { env: LICH })
     on('tool.call', { tool: 'mcp__lich__control_session' }, () => ({ isError: true, result: 'unknown action', text: 'unknown action' }))
-    fake.answer = sent => (sent.event === 'ControlAnswered' ? { wants: WANTS, reply: { kind: 'text', text: 'Queued /compact.' } } : { wants: WANTS })
+    fake.answer = sent => (sent.event === 'ControlAnswered' ? { wants: WANTS, reply: { kind: 'control', text: 'Queued /compact.' } } : { wants: WANTS })
     await $.session.start(START)
     const answer = await $.tool.call({ tool: 'mcp__lich__control_session', session: 'lich-7f3a', action: 'command', value: '/compact' })
     expect(answer).toMatchObject({ result: 'Queued /compact.' })
@@ -186,6 +186,48 @@ describe('refused tool calls', () => {
       e: { target: 'lich-7f3a', action: 'command', value: '/compact', args: null, is_error: true, builtins: BUILTINS },
     })
   })
+})
+
+describe('who this session is', () => {
+  const LICH_BIN = '/opt/lich/bin/lich'
+  const CONTROL = { tool: 'mcp__lich__control_session', session: 'main', action: 'command', value: '/compact' } as const
+  /** The helper needs whoami to answer the refusal, then answers WhoamiAnswered with the queued note. */
+  const asks: (sent: { event: string }) => Response = sent =>
+    sent.event === 'ControlAnswered'
+      ? { wants: WANTS, reply: { kind: 'whoami', token: 3 } }
+      : { wants: WANTS, reply: sent.event === 'WhoamiAnswered' ? { kind: 'control', text: 'Queued /compact.' } : null }
+
+  test('a whoami reply: the plugin runs $LICH_BIN whoami --json, sends its label and name, and answers with the reply to that', async ($, on) => {
+    const fake = fakeHelper(on, { env: { ...LICH, LICH_BIN } })
+    on('tool.call', { tool: 'mcp__lich__control_session' }, () => ({ isError: true, result: 'cannot control itself', text: 'cannot control itself' }))
+    fake.processRun = () => ({ exitCode: 0, stdout: '{"id": "lich-7f3a", "label": "main", "name": "ann"}\n' })
+    fake.answer = asks
+    await $.session.start(START)
+    expect(await $.tool.call(CONTROL)).toMatchObject({ result: 'Queued /compact.' })
+    expect(fake.processRuns).toEqual([[LICH_BIN, 'whoami', '--json']])
+    expect(fake.sent.slice(1)).toEqual([
+      { event: 'ControlAnswered', e: { target: 'main', action: 'command', value: '/compact', args: null, is_error: true, builtins: BUILTINS } },
+      { event: 'WhoamiAnswered', e: { token: 3, label: 'main', name: 'ann' } },
+    ])
+  })
+
+  for (const [why, env, run] of [
+    ['no LICH_BIN', {}, undefined],
+    ['a LICH_BIN that is not an absolute path (PATH is never searched)', { LICH_BIN: 'lich' }, undefined],
+    ['a whoami that exits 1', { LICH_BIN }, { exitCode: 1, stdout: '{"label": "main", "name": "ann"}' }],
+    ['a whoami the engine gave up on', { LICH_BIN }, { reject: 'timed out after 2000 ms' }],
+  ] as const) {
+    test(`${why}: WhoamiAnswered says neither label nor name`, async ($, on) => {
+      const fake = fakeHelper(on, { env: { ...LICH, ...env } })
+      on('tool.call', { tool: 'mcp__lich__control_session' }, () => ({ isError: true, result: 'no', text: 'no' }))
+      if (run !== undefined) fake.processRun = () => run
+      fake.answer = asks
+      await $.session.start(START)
+      expect(await $.tool.call(CONTROL)).toMatchObject({ result: 'Queued /compact.' })
+      expect(fake.processRuns).toEqual(run === undefined ? [] : [[LICH_BIN, 'whoami', '--json']])
+      expect(fake.sent[2]).toEqual({ event: 'WhoamiAnswered', e: { token: 3, label: null, name: null } })
+    })
+  }
 })
 
 describe('fail-safe', () => {

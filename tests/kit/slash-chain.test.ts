@@ -16,8 +16,10 @@ import {
   socket,
   START,
   START_TIMEOUT_MS,
-  text,
+  commandAnswer,
+  toolAnswer,
   typed,
+  VERSION,
 } from './fake-helper.js'
 
 const FAIL_TOOL = 'mcp__slash-chain__fail'
@@ -107,7 +109,7 @@ describe('event forwarding', () => {
 
   test('/slash-chain sends command.chain and answers with the reply text', async ($, on) => {
     const fake = fakeHelper(on, { store: { enabled: true } })
-    fake.answer = () => ({ reply: text('slash-chain: on, no chain running') })
+    fake.answer = () => ({ reply: commandAnswer('slash-chain: on, no chain running') })
     await $.session.start(START)
     const answer = await $.command.run(typed('slash-chain', 'off'))
     expect(answer).toEqual({ text: 'slash-chain: on, no chain running' })
@@ -187,7 +189,7 @@ describe('event forwarding', () => {
   test('the fail tool sends tool.fail and maps a text reply to its result, a deny to a deny', async ($, on) => {
     const fake = fakeHelper(on)
     const replies: Response[] = [
-      { reply: text('Stopped the chain: /b did not run.') },
+      { reply: toolAnswer('Stopped the chain: /b did not run.') },
       { reply: { kind: 'deny', text: 'No slash-chain step is waiting on you.' } },
       { reply: null },
     ]
@@ -219,7 +221,7 @@ describe('effects', () => {
       { kind: 'invalidate' },
       { kind: 'log', text: 'second line' },
     ]
-    fake.answer = sent => (sent.event === 'ChainCommandTyped' ? { reply: text('off'), effects } : {})
+    fake.answer = sent => (sent.event === 'ChainCommandTyped' ? { reply: commandAnswer('off'), effects } : {})
     await $.session.start(START)
     expect(await $.command.run(typed('slash-chain', 'off'))).toEqual({ text: 'off' })
     expect(fake.logs).toEqual(['slash-chain: off for every window', 'second line'])
@@ -276,7 +278,7 @@ describe('effects', () => {
     const fake = fakeHelper(on)
     const after: Effect = { kind: 'after', ms: 0, token: 21, fires: [{ kind: 'run', command: 'b', args: '', token: 22, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
     const then: Effect[] = [{ kind: 'log', text: '2/2: /b' }, after]
-    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run', args: 'x', token: 20, then } } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run.typed', args: 'x', token: 20, then } } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b'))
     expect(fake.logs).toEqual(['2/2: /b'])
@@ -314,7 +316,7 @@ describe('effects', () => {
     let logsAtDone: string[] = []
     let turns = 0
     fake.answer = sent => {
-      if (sent.event === 'ChainTyped') return { wants: ['TurnEnded'], reply: { kind: 'run', args: 'x', token: 1 } }
+      if (sent.event === 'ChainTyped') return { wants: ['TurnEnded'], reply: { kind: 'run.typed', args: 'x', token: 1 } }
       if (sent.event === 'TurnEnded' && ++turns === 1) return { wants: ['TurnEnded'], effects: [{ kind: 'run', command: 'cost', args: 'today', token: 2, then: [{ kind: 'log', text: '✓ /a x' }, { kind: 'log', text: '✓ /cost today' }] }] }
       if (sent.event === 'RunEnded') logsAtDone = [...fake.logs]
       return { wants: ['TurnEnded'] }
@@ -411,7 +413,7 @@ describe('effects', () => {
 
   test('a run reply to command.typed runs the typed command with the head, then sends run.done', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run', args: 'all', token: 12 } } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run.typed', args: 'all', token: 12 } } : {})
     await $.session.start(START)
     const answer = await $.command.run(typed('context', 'all && /cost && /usage'))
     expect(answer).toEqual({ text: 'ran /context all' })
@@ -424,7 +426,7 @@ describe('effects', () => {
 
   test('a run reply whose command throws sends run.done with the error and runs nothing else', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run', args: '', token: 13 } } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { reply: { kind: 'run.typed', args: '', token: 13 } } : {})
     fake.command = () => {
       throw new Error('compact failed')
     }
@@ -490,7 +492,7 @@ describe('fail-safe', () => {
   test('READY is read at the start of a line only, with an absolute path, and nothing the helper writes after it', async ($, on) => {
     const fake = fakeHelper(on)
     fake.spawnModes = ['noisy']
-    fake.answer = () => ({ reply: { kind: 'run', args: 'x', token: 1 } })
+    fake.answer = () => ({ reply: { kind: 'run.typed', args: 'x', token: 1 } })
     await $.session.start(START)
     expect(await $.command.run(typed('a', 'x && /b'))).toEqual({ text: 'ran /a x' })
     await $.command.run(typed('a', 'y && /b'))
@@ -568,24 +570,24 @@ describe('fail-safe', () => {
   }
   const garbage: Array<[string, { status: number; text: string }, string]> = [
     ['not JSON', { status: 200, text: 'Traceback (most recent call last)' }, 'not JSON'],
-    ['a wrong version', { status: 200, text: JSON.stringify({ v: 1, version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 2'],
-    ['no version', { status: 200, text: JSON.stringify({ version: 1, wants: [], reply: null, effects: [] }) }, 'not bridge version 2'],
-    ['no wants', { status: 200, text: JSON.stringify({ v: 2, version: 1, reply: null, effects: [] }) }, 'not bridge version 2'],
-    ['effects that are not a list', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: {} }) }, 'not bridge version 2'],
-    ['HTTP 500', { status: 500, text: JSON.stringify({ v: 2, error: 'internal error' }) }, 'answered 500: internal error'],
-    ['HTTP 409', { status: 409, text: JSON.stringify({ v: 2, error: 'event 3 came after the helper counted it gone' }) }, 'answered 409: event 3 came after'],
+    ['a wrong version', { status: 200, text: JSON.stringify({ v: 1, version: 1, wants: [], reply: null, effects: [] }) }, `not bridge version ${VERSION}`],
+    ['no version', { status: 200, text: JSON.stringify({ version: 1, wants: [], reply: null, effects: [] }) }, `not bridge version ${VERSION}`],
+    ['no wants', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, reply: null, effects: [] }) }, `not bridge version ${VERSION}`],
+    ['effects that are not a list', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: {} }) }, `not bridge version ${VERSION}`],
+    ['HTTP 500', { status: 500, text: JSON.stringify({ v: VERSION, error: 'internal error' }) }, 'answered 500: internal error'],
+    ['HTTP 409', { status: 409, text: JSON.stringify({ v: VERSION, error: 'event 3 came after the helper counted it gone' }) }, 'answered 409: event 3 came after'],
     ['HTTP 404 with HTML', { status: 404, text: '<html>not found</html>' }, 'not JSON'],
-    ['an effect that is null', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [null] }) }, 'not bridge version 2'],
-    ['an effect of an unknown kind', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'explode' }] }) }, 'not bridge version 2'],
-    ['a log without text', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'log', text: 5 }] }) }, 'not bridge version 2'],
-    ['a timer of a negative time', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: -5, token: 1 }] }) }, 'not bridge version 2'],
-    ['a timer past what a host timer takes', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: 1e12, token: 1 }] }) }, 'not bridge version 2'],
-    ['a timer whose forecast is not a list', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: 0, token: 1, fires: 5 }] }) }, 'not bridge version 2'],
-    ['a run whose token is not a number', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'run', command: 'a', args: '', token: 'x' }] }) }, 'not bridge version 2'],
-    ['a run whose forecast holds null', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [{ kind: 'run', command: 'a', args: '', token: 1, then: [null] }] }) }, 'not bridge version 2'],
-    ['forecasts nested deeper than the helper makes them', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: null, effects: [deeplyForeseen(40)] }) }, 'not bridge version 2'],
-    ['a run reply without args', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [], reply: { kind: 'run', args: 12, token: null }, effects: [] }) }, 'not bridge version 2'],
-    ['wants that are not names', { status: 200, text: JSON.stringify({ v: 2, version: 1, wants: [{}], reply: null, effects: [] }) }, 'not bridge version 2'],
+    ['an effect that is null', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [null] }) }, `not bridge version ${VERSION}`],
+    ['an effect of an unknown kind', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'explode' }] }) }, `not bridge version ${VERSION}`],
+    ['a log without text', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'log', text: 5 }] }) }, `not bridge version ${VERSION}`],
+    ['a timer of a negative time', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: -5, token: 1 }] }) }, `not bridge version ${VERSION}`],
+    ['a timer past what a host timer takes', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: 1e12, token: 1 }] }) }, `not bridge version ${VERSION}`],
+    ['a timer whose forecast is not a list', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: 0, token: 1, fires: 5 }] }) }, `not bridge version ${VERSION}`],
+    ['a run whose token is not a number', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'run', command: 'a', args: '', token: 'x' }] }) }, `not bridge version ${VERSION}`],
+    ['a run whose forecast holds null', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'run', command: 'a', args: '', token: 1, then: [null] }] }) }, `not bridge version ${VERSION}`],
+    ['forecasts nested deeper than the helper makes them', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [deeplyForeseen(40)] }) }, `not bridge version ${VERSION}`],
+    ['a run reply without args', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: { kind: 'run.typed', args: 12, token: null }, effects: [] }) }, `not bridge version ${VERSION}`],
+    ['wants that are not names', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [{}], reply: null, effects: [] }) }, `not bridge version ${VERSION}`],
   ]
   for (const [what, raw, why] of garbage) {
     test(`an answer with ${what} falls back and restarts the helper`, async ($, on) => {
@@ -605,8 +607,8 @@ describe('fail-safe', () => {
 
   test('HTTP 400 falls back for that event but keeps the helper', async ($, on) => {
     const fake = fakeHelper(on)
-    const refused = { status: 400, text: JSON.stringify({ v: 2, error: 'bad ChainTyped event: stored' }) }
-    const responses: Response[] = [{ raw: refused }, { reply: { kind: 'run', args: 'y', token: 1 } }]
+    const refused = { status: 400, text: JSON.stringify({ v: VERSION, error: 'bad ChainTyped event: stored' }) }
+    const responses: Response[] = [{ raw: refused }, { reply: { kind: 'run.typed', args: 'y', token: 1 } }]
     fake.answer = () => responses.shift() ?? {}
     await $.session.start(START)
     expect(await $.command.run(typed('a', 'x && /b'))).toEqual({ text: 'ran /a x && /b' })
@@ -649,7 +651,7 @@ describe('fail-safe', () => {
   test('a helper that exits after a step line was written still runs that step, and says once it is gone', async ($, on) => {
     const fake = fakeHelper(on)
     const after: Effect = { kind: 'after', ms: 0, token: 31, fires: [{ kind: 'run', command: 'b', args: 'y', token: 32, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
-    fake.answer = sent => (sent.event === 'ChainTyped' ? { wants: ['PromptSubmitted'], reply: { kind: 'run', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : {})
+    fake.answer = sent => (sent.event === 'ChainTyped' ? { wants: ['PromptSubmitted'], reply: { kind: 'run.typed', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))
     expect(fake.logs).toEqual(['2/2: /b y'])

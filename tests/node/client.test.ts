@@ -7,11 +7,11 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ask, bounded, close, link, prepare, reportRun, wanted, type Effect, type Host, type Link } from './client.js'
+import { ask, bounded, close, identity, link, prepare, wanted, type Effect, type Host, type Link } from './client.js'
 import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, MAX_TEXT, STEP_OUTPUT, VERSION } from './wire.js'
 
 const START_MS = 5000
-const ANSWER_MS = 3000
+const ANSWER_MS = 1000
 const SOCKET = '/tmp/helper/s'
 
 /** A request as the client wrote it. */
@@ -41,6 +41,9 @@ class Fake {
   readonly runs: Run[] = []
   /** What a started helper prints, chunk by chunk. */
   greeting: string[] = [`READY ${SOCKET}\n`]
+  /** What `$LICH_BIN whoami --json` printed, or null when it could not answer; every call is counted. */
+  whoamiOutput: string | null = null
+  whoamis = 0
   /** How the helper answers each event; by default soundly, with nothing to do. */
   respond: (request: Request) => Response | Promise<Response> = request => answer(request.seq)
   log: (text: string) => void = text => this.lines.push(text)
@@ -85,6 +88,10 @@ class Fake {
     run: (command, args) => new Promise<string>((resolve, reject) => this.runs.push({ command, args, resolve, reject })),
     saveEnabled: async enabled => void this.lines.push(`saved: ${String(enabled)}`),
     invalidate: () => void this.lines.push('invalidated'),
+    whoami: async () => {
+      this.whoamis += 1
+      return this.whoamiOutput
+    },
     plain: why => why.replace('noise: ', ''),
   }
 
@@ -123,7 +130,7 @@ function nested(levels: number): unknown {
   for (let level = levels - 1; level > 0; level--) {
     inner = level % 2 === 1 ? [{ kind: 'after', ms: 0, token: level + 1, fires: inner }] : [{ kind: 'run', command: 'b', args: '', token: level + 1, then: inner }]
   }
-  return { kind: 'run', args: '', token: 1, then: inner }
+  return { kind: 'run.typed', args: '', token: 1, then: inner }
 }
 
 test('the first event starts the helper and goes to the socket its READY line names, at the start of a line', async () => {
@@ -158,7 +165,7 @@ test('events are numbered in the order they are sent, and a fresh helper numbers
   const f = new Fake()
   await ask(f.host, 'ChainTyped', typed)
   await Promise.all([ask(f.host, 'PromptSubmitted', { text: 'x', origin: 'composer' }), ask(f.host, 'ChainCommandTyped', { args: '', enabled: true })])
-  f.respond = () => ({ status: 500, text: '{"v": 2, "error": "boom"}' })
+  f.respond = () => ({ status: 500, text: JSON.stringify({ v: VERSION, error: 'boom' }) })
   await ask(f.host, 'ChainCommandTyped', { args: '', enabled: true })
   f.respond = request => answer(request.seq)
   await ask(f.host, 'ChainCommandTyped', { args: '', enabled: true })
@@ -181,7 +188,7 @@ test('the optional events the last answer named are wanted, and none once the he
 for (const status of [400, 413]) {
   test(`an event the helper refuses (${status}) is logged once, goes on as the host would, and keeps the helper`, async () => {
     const f = new Fake()
-    f.respond = () => ({ status, text: '{"v": 2, "error": "bad TimerFired event"}' })
+    f.respond = () => ({ status, text: JSON.stringify({ v: VERSION, error: 'bad TimerFired event' }) })
     assert.equal(await ask(f.host, 'TimerFired', { token: 'one', applied: false }), undefined)
     assert.equal(await ask(f.host, 'TimerFired', { token: 'two', applied: false }), undefined)
     assert.deepEqual(f.lines, ['unavailable: the helper refused the event: bad TimerFired event; commands run as typed until it is back'])
@@ -195,12 +202,12 @@ for (const status of [400, 413]) {
 }
 
 const unsound: [string, Response, string][] = [
-  ['a 500', { status: 500, text: '{"v": 2, "error": "ChainTyped: KeyError"}' }, 'the helper answered 500: ChainTyped: KeyError'],
-  ['a 503', { status: 503, text: '{"v": 2, "error": "busy"}' }, 'the helper answered 503 with an answer that is not bridge version 2'],
+  ['a 500', { status: 500, text: JSON.stringify({ v: VERSION, error: 'ChainTyped: KeyError' }) }, 'the helper answered 500: ChainTyped: KeyError'],
+  ['a 503', { status: 503, text: JSON.stringify({ v: VERSION, error: 'busy' }) }, `the helper answered 503 with an answer that is not bridge version ${VERSION}`],
   ['garbage', { status: 200, text: '<html>' }, 'the helper answered 200 with something that is not JSON'],
 ]
 const outOfStep: [string, Record<string, unknown>][] = [
-  ['another version', { v: 1 }],
+  ['another version', { v: VERSION - 1 }],
   ['a version that is no whole number', { version: 1.5 }],
   ['wants that are not names', { wants: [1] }],
   ['an unknown effect', { effects: [{ kind: 'shell', text: 'rm -rf' }] }],
@@ -209,11 +216,13 @@ const outOfStep: [string, Record<string, unknown>][] = [
   ['a timer before now', { effects: [{ kind: 'after', ms: -1, token: 1 }] }],
   ['a timer past what a host timer takes', { effects: [{ kind: 'after', ms: 2 ** 31, token: 1 }] }],
   ['an unknown reply', { reply: { kind: 'eval', text: 'x' } }],
-  ['a run reply with no token', { reply: { kind: 'run', args: '' } }],
+  ['a run reply with no token', { reply: { kind: 'run.typed', args: '' } }],
+  ['a whoami reply with no token', { reply: { kind: 'whoami' } }],
+  ['a reply of a kind version 2 had', { reply: { kind: 'text', text: 'x' } }],
   ['a forecast deeper than the helper looks ahead', { reply: nested(MAX_FORECAST_DEPTH + 1) }],
 ]
 for (const [what, fields] of outOfStep) {
-  unsound.push([what, { status: 200, text: JSON.stringify({ ...JSON.parse(answer(1).text), ...fields }) }, 'the helper answered 200 with an answer that is not bridge version 2'])
+  unsound.push([what, { status: 200, text: JSON.stringify({ ...JSON.parse(answer(1).text), ...fields }) }, `the helper answered 200 with an answer that is not bridge version ${VERSION}`])
 }
 
 for (const [what, response, why] of unsound) {
@@ -239,7 +248,7 @@ for (const [what, response, why] of unsound) {
 test('a forecast as deep as the helper looks ahead is taken', async () => {
   const f = new Fake()
   f.respond = request => answer(request.seq, { reply: nested(MAX_FORECAST_DEPTH) })
-  assert.equal((await ask(f.host, 'ChainTyped', typed))?.reply?.kind, 'run')
+  assert.equal((await ask(f.host, 'ChainTyped', typed))?.reply?.kind, 'run.typed')
   assert.deepEqual(f.lines, [])
 })
 
@@ -283,8 +292,8 @@ test('effects are carried out in order through the host', async () => {
     { kind: 'save.enabled', enabled: false },
     { kind: 'invalidate' },
   ]
-  f.respond = request => answer(request.seq, { effects, reply: { kind: 'text', text: 'off' } })
-  assert.deepEqual((await ask(f.host, 'ChainCommandTyped', { args: 'off', enabled: true }))?.reply, { kind: 'text', text: 'off' })
+  f.respond = request => answer(request.seq, { effects, reply: { kind: 'command.answer', text: 'off' } })
+  assert.deepEqual((await ask(f.host, 'ChainCommandTyped', { args: 'off', enabled: true }))?.reply, { kind: 'command.answer', text: 'off' })
   assert.deepEqual(f.lines, ['1/2: /a', 'toast: /compact did not run', 'saved: false', 'invalidated'])
 })
 
@@ -368,21 +377,21 @@ test('a run that threw is reported at once with its message, and its foreseen en
 test('a run text goes to the helper only when it wants StepOutput, cut to MAX_TEXT', async () => {
   for (const wants of [[], [STEP_OUTPUT]]) {
     const f = new Fake()
-    f.respond = request => answer(request.seq, { wants, reply: { kind: 'run', args: 'x', token: 1, then: null } })
+    f.respond = request => answer(request.seq, { wants, reply: { kind: 'run.typed', args: 'x', token: 1, then: null } })
     const got = await ask(f.host, 'ChainTyped', typed)
-    assert.ok(got !== undefined && got.reply?.kind === 'run')
-    await reportRun(f.host, got.reply.token, null, 'y'.repeat(MAX_TEXT + 10), null, got.at, got.from)
+    assert.ok(got?.ticket !== undefined)
+    await got.ticket.resolved('y'.repeat(MAX_TEXT + 10))
     assert.equal(f.requests[1]?.e['output'], wants.length === 0 ? '' : 'y'.repeat(MAX_TEXT))
   }
 })
 
 test('a report of a helper since replaced is dropped, and its timer runs what it foresaw without a report', async () => {
   const f = new Fake()
-  f.respond = request => answer(request.seq, { effects: foreseen, reply: { kind: 'run', args: '', token: 1, then: null }, wants: ['PromptSubmitted'] })
+  f.respond = request => answer(request.seq, { effects: foreseen, reply: { kind: 'run.typed', args: '', token: 1, then: null }, wants: ['PromptSubmitted'] })
   const got = await ask(f.host, 'ChainTyped', typed)
-  assert.ok(got !== undefined)
+  assert.ok(got?.ticket !== undefined)
   close(f.host)
-  await reportRun(f.host, 1, null, '', null, got.at, got.from)
+  await got.ticket.resolved('')
   await f.advance(0)
   assert.deepEqual(f.runs.map(r => r.command), ['b'])
   f.runs[0]?.resolve('')
@@ -423,4 +432,100 @@ test('prepare() starts the helper before the event is sent, once', async () => {
 test('bounded() cuts a text from outside to MAX_TEXT', () => {
   assert.equal(bounded('short'), 'short')
   assert.equal(bounded('z'.repeat(MAX_TEXT + 1)).length, MAX_TEXT)
+})
+
+/** A self-command's refusal the helper can answer only once it knows who this session is. */
+const control = { target: 'main', action: 'run', value: '/compact', args: null, is_error: true, builtins: ['compact'] }
+const queued = { kind: 'control', text: 'Queued /compact.' }
+
+test('a whoami reply: the client asks the host, sends WhoamiAnswered, and returns that answer instead', async () => {
+  const f = new Fake()
+  f.whoamiOutput = '{"id": "7f3a", "label": "main", "name": "ann", "project": "p"}\n'
+  f.respond = request => answer(request.seq, request.event === 'ControlAnswered' ? { reply: { kind: 'whoami', token: 4 } } : { reply: queued, effects: [{ kind: 'log', text: 'queued' }] })
+  const got = await ask(f.host, 'ControlAnswered', control)
+  assert.deepEqual(got, { reply: queued })
+  assert.equal(f.whoamis, 1)
+  assert.deepEqual(f.sent(), ['ControlAnswered:1', 'WhoamiAnswered:2'])
+  assert.deepEqual(f.requests[1]?.e, { token: 4, label: 'main', name: 'ann' })
+  assert.deepEqual(f.lines, ['queued'])
+})
+
+test('a whoami that could not answer, or printed no label and name, is sent as neither', async () => {
+  for (const printed of [null, '', 'lich 0.63', '[1, 2]', 'null', '{"label": "main"}', '{"label": "main", "name": 7}', '{"label": "main", "name": "ann"']) {
+    const f = new Fake()
+    f.whoamiOutput = printed
+    f.respond = request => answer(request.seq, { reply: request.event === 'WhoamiAnswered' ? { kind: 'deny', text: 'not yours' } : { kind: 'whoami', token: 1 } })
+    assert.deepEqual(await ask(f.host, 'ControlAnswered', control), { reply: { kind: 'deny', text: 'not yours' } })
+    assert.deepEqual(f.requests[1]?.e, { token: 1, label: null, name: null }, String(printed))
+  }
+})
+
+test('identity() cuts a label or name from outside to MAX_TEXT', () => {
+  const long = 'l'.repeat(MAX_TEXT + 3)
+  assert.deepEqual(identity(JSON.stringify({ label: long, name: 'ann' })), { label: 'l'.repeat(MAX_TEXT), name: 'ann' })
+})
+
+test('a host whoami that rejects counts as no answer: ask still never throws', async () => {
+  const f = new Fake()
+  f.host.whoami = () => Promise.reject(new Error('spawn EACCES'))
+  f.respond = request => answer(request.seq, { reply: request.event === 'WhoamiAnswered' ? queued : { kind: 'whoami', token: 2 } })
+  assert.deepEqual(await ask(f.host, 'ControlAnswered', control), { reply: queued })
+  assert.deepEqual(f.requests[1]?.e, { token: 2, label: null, name: null })
+})
+
+test('whoami is asked once an event: a second whoami reply is no reply, and nothing more is sent', async () => {
+  const f = new Fake()
+  f.respond = request => answer(request.seq, { reply: { kind: 'whoami', token: request.seq } })
+  assert.deepEqual(await ask(f.host, 'ControlAnswered', control), { reply: null })
+  assert.deepEqual(f.sent(), ['ControlAnswered:1', 'WhoamiAnswered:2'])
+  assert.equal(f.whoamis, 1)
+})
+
+test('a helper given up while whoami ran hears nothing of it, and no fresh helper is started for it', async () => {
+  const f = new Fake()
+  f.host.whoami = async () => {
+    close(f.host)
+    return '{}'
+  }
+  f.respond = request => answer(request.seq, { reply: { kind: 'whoami', token: 1 }, wants: ['ControlAnswered'] })
+  assert.deepEqual(await ask(f.host, 'ControlAnswered', control), { reply: null })
+  assert.deepEqual(f.sent(), ['ControlAnswered:1'])
+  assert.equal(f.children.length, 1)
+})
+
+test('a run.typed reply comes with a ticket: resolved reports the text and carries out the foreseen end', async () => {
+  const f = new Fake()
+  const then = [{ kind: 'log', text: '2/2: /b' }]
+  f.respond = request => answer(request.seq, { reply: { kind: 'run.typed', args: 'x', token: 7, then } })
+  const got = await ask(f.host, 'ChainTyped', typed)
+  assert.ok(got?.ticket !== undefined)
+  assert.equal(got.reply.args, 'x')
+  await got.ticket.resolved('done')
+  assert.deepEqual(f.lines, ['2/2: /b'])
+  // Carried out from the forecast: the report is held for the next event, and a second report is not made.
+  await got.ticket.threw('too late')
+  await ask(f.host, 'PromptSubmitted', { text: 'next', origin: 'composer' })
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'RunEnded:2+', 'PromptSubmitted:3'])
+  assert.deepEqual(f.requests[1]?.e, { token: 7, error: null, output: '', applied: true })
+})
+
+test('a ticket that threw reports the error at once and carries out nothing foreseen', async () => {
+  const f = new Fake()
+  f.respond = request =>
+    answer(request.seq, request.event === 'ChainTyped' ? { reply: { kind: 'run.typed', args: 'x', token: 7, then: [{ kind: 'log', text: '2/2: /b' }] } } : { effects: [{ kind: 'log', text: 'stopped' }] })
+  const got = await ask(f.host, 'ChainTyped', typed)
+  assert.ok(got?.ticket !== undefined)
+  await got.ticket.threw('no such command')
+  await got.ticket.resolved('ignored')
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'RunEnded:2'])
+  assert.deepEqual(f.requests[1]?.e, { token: 7, error: 'no such command', output: '', applied: false })
+  assert.deepEqual(f.lines, ['stopped'])
+})
+
+test('only a run.typed reply carries a ticket', async () => {
+  const f = new Fake()
+  f.respond = request => answer(request.seq, { reply: { kind: 'command.answer', text: 'off' } })
+  const got = await ask(f.host, 'ChainCommandTyped', { args: 'off', enabled: true })
+  assert.deepEqual(got, { reply: { kind: 'command.answer', text: 'off' } })
+  assert.equal(got?.ticket, undefined)
 })

@@ -166,10 +166,10 @@ def test_the_harness_tool_refuses_what_only_the_person_may_run(command: str, key
 
 @pytest.mark.parametrize("command", ["deploy", 42, None])
 def test_the_harness_tool_refuses_a_name_that_is_no_built_in(command: object) -> None:
-    moved = s.on_event(s.opened(), s.BuiltinAsked(command, None, BUILTINS))
+    moved = s.on_event(s.opened(language="zh-CN"), s.BuiltinAsked(command, None, BUILTINS))
 
     name = command if isinstance(command, str) else ""
-    assert moved.reply == Denied(texts.text("en", Key.NOT_BUILTIN, name=name))
+    assert moved.reply == Denied(texts.text("zh-CN", Key.NOT_BUILTIN, name=name))
 
 
 def test_the_harness_tool_refuses_a_chain_in_the_arguments() -> None:

@@ -4,7 +4,9 @@ export const HELPER_ARGS = ["-m", "slashkit.adapters.bridge.helper"]
 export const HELPER_SCRIPT = "slashkit-helper"
 export const HELPER_OPTIONS = []
 export const START_TIMEOUT_MS = 5000
-export const ANSWER_TIMEOUT_MS = 3000
+export const ANSWER_TIMEOUT_MS = 1000
+export const WHOAMI_TIMEOUT_MS = 2000
+export const WHOAMI_MAX_OUTPUT = 65536
 export const VERSION = "0.1.0"
 export const SOURCE = "slashkit"
 export const UNAVAILABLE = "unavailable: {why}; commands run as typed until it is back"
@@ -13,3 +15,4 @@ export const COMMAND_DESCRIPTION = "Runs /a && /b one after another: status, sto
 export const COMMAND_HINT = "[stop | on | off]"
 export const FAIL_DESCRIPTION = "Stops the running slash-chain (/a && /b) because the step you were handed failed, so the commands after it do not run. Call it only while a slash-chain step waits on your turn, and only when you could not do what that step asked; a step you did does not need it."
 export const FAIL_SCHEMA = {"type": "object", "properties": {"reason": {"type": "string", "description": "Why the step failed, in one sentence."}}, "required": ["reason"]}
+export const SEPARATOR = /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/

@@ -3,7 +3,7 @@
  * translates the engine's payloads into the core's events (docs/bridge.md) and answers with what the core says.
  */
 import type { EngineInterface, Register } from 'claude-code'
-import { ask, bounded, enabled, host, messageOf, prepare, reportRun, wanted } from './bridge.js'
+import { ask, bounded, enabled, host, messageOf, prepare, wanted } from './bridge.js'
 import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
 
 /** The engine's command list as the refusal rule reads it: every name, and the built-ins among them. */
@@ -26,35 +26,35 @@ export const register: Register = on => {
 
   on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e) => {
     const reply = (await ask(host($), 'FailCalled', { reason: e.reason, agent: e.agentId ?? null }))?.reply
-    if (reply?.kind === 'text') return { result: reply.text }
+    if (reply?.kind === 'tool.answer') return { result: reply.text }
     return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
 
   on('command.run', { command: 'slash-chain' }, async ($, e) => {
     const reply = (await ask(host($), 'ChainCommandTyped', { args: e.args, enabled: await enabled($) }))?.reply
-    return { text: reply?.kind === 'text' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
+    return { text: reply?.kind === 'command.answer' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   })
 
   // Only a command whose arguments hold an operator and `/<name>` (slashkit.core.chain.SEPARATOR_JS) runs this
-  // hook, whoever ran it, so a single command never starts Python. A literal, so `claude plugin validate` prints
-  // the pattern.
+  // hook, whoever ran it, so a single command never starts Python. The engine reads a matcher only as a literal
+  // (imported, `claude plugin validate` lists it as `?`), so laying the plugin out writes the core's pattern here in
+  // the place of SEPARATOR (slashkit.adapters.claude_code.plugins.inline_separator).
   on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/ }, async ($, e, next) => {
     // The helper's cold start is the whole of a first chain's wait: it starts before the setting is read.
     prepare(host($))
     const [setting, names] = await Promise.all([enabled($), listed($)])
     const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: setting, ...names })
-    const reply = answer?.reply
     // The core answered the command itself: it is not to run (a command only the person may run, run by another).
-    if (reply?.kind === 'text') return { text: reply.text }
-    if (answer === undefined || reply?.kind !== 'run') return next(e)
+    if (answer?.reply?.kind === 'command.answer') return { text: answer.reply.text }
+    if (answer?.ticket === undefined) return next(e)
     let result
     try {
-      result = await next({ ...e, args: reply.args })
+      result = await next({ ...e, args: answer.reply.args })
     } catch (err) {
-      await reportRun(host($), reply.token, messageOf(err), '', null, answer.at, answer.from)
+      await answer.ticket.threw(messageOf(err))
       throw err
     }
-    await reportRun(host($), reply.token, null, result.text ?? '', reply.then ?? null, answer.at, answer.from)
+    await answer.ticket.resolved(result.text ?? '')
     return result
   })
 

@@ -3,12 +3,26 @@
  * the core's events one by one and carries out the effects it answers with. It decides nothing; every rule is
  * in Python. It reaches the outside world only through the `Host` its caller passes with each call, so a host's
  * shim supplies its own process, HTTP and clock (Claude Code's mod builds one from `$` per hook; a Node host
- * from `node:child_process` and `node:http`). Protocol: docs/bridge.md (version 2). The facts it shares with the
- * helper come from `./wire.js`, which an installer generates beside it from the helper's own
- * (slashkit.adapters.bridge.shim.client_files).
+ * from `node:child_process` and `node:http`, ./node-host.ts). Protocol: docs/bridge.md (the version is `VERSION`).
+ * The facts it shares with the helper come from `./wire.js`, which an installer generates beside it from the
+ * helper's own (slashkit.adapters.bridge.shim.client_files).
  */
 
-import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, MAX_TEXT, READY, STEP_OUTPUT, VERSION } from './wire.js'
+import {
+  EFFECT_KINDS,
+  EVENT_PATH,
+  EVENTS,
+  EXIT_PATH,
+  MAX_FORECAST_DEPTH,
+  MAX_TEXT,
+  READY,
+  REPLY_KINDS,
+  STEP_OUTPUT,
+  VERSION,
+} from './wire.js'
+
+/** An event's name, as the helper reads it (slashkit.adapters.bridge.protocol.EVENTS): a name it does not know fails tsc. */
+export type EventName = (typeof EVENTS)[number]
 
 export type Effect =
   | { kind: 'log'; text: string }
@@ -18,13 +32,37 @@ export type Effect =
   | { kind: 'save.enabled'; enabled: boolean }
   | { kind: 'invalidate' }
 
+/** A reply the caller of `ask` answers its hook with (docs/bridge.md, "Answer"); every kind means one thing. */
 export type Reply =
-  | { kind: 'run'; args: string; token: number; then?: Effect[] | null }
-  | { kind: 'text'; text: string }
+  | RunTyped
+  | { kind: 'command.answer'; text: string }
+  | { kind: 'tool.answer'; text: string }
+  | { kind: 'control'; text: string }
   | { kind: 'deny'; text: string }
   | { kind: 'prompt'; text: string }
   | { kind: 'description'; text: string }
   | { kind: 'skill'; command: string; note: string }
+
+/** Run the typed command with these args, and say how it ended through the answer's `ticket`. */
+export type RunTyped = { kind: 'run.typed'; args: string; token: number; then?: Effect[] | null }
+
+/** The helper needs to know who this session is to answer the event just sent; the client asks, never a shim. */
+type AskWhoami = { kind: 'whoami'; token: number }
+
+/** A reply as the helper writes it; `ask` never returns a `whoami`. */
+export type WireReply = Reply | AskWhoami
+
+/** True when two unions hold the same members. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+/**
+ * The kinds above are the helper's (slashkit.adapters.bridge.protocol.KINDS, generated into wire.ts): a kind one
+ * side writes and the other does not read fails tsc.
+ */
+const KINDS_ARE_THE_HELPERS: [Same<Effect['kind'], (typeof EFFECT_KINDS)[number]>, Same<WireReply['kind'], (typeof REPLY_KINDS)[number]>] = [
+  true,
+  true,
+]
+void KINDS_ARE_THE_HELPERS
 
 /** What the client needs of its host: the helper's process, its socket, a clock, and the effects' calls. */
 export type Host = {
@@ -63,6 +101,12 @@ export type Host = {
   saveEnabled(enabled: boolean): Promise<void>
   /** Asks the host for the tool descriptions again. */
   invalidate(): void
+  /**
+   * Who lich says this session is: the stdout of `$LICH_BIN whoami --json` when it exited 0 within
+   * WHOAMI_TIMEOUT_MS (host.ts), else null (no LICH_BIN, or not an absolute path; a run that failed, timed out or
+   * exited non-zero). Never rejects.
+   */
+  whoami(): Promise<string | null>
   /** A reason the helper is unavailable, as the line shows it (a host may drop its own prefixes). */
   plain(why: string): string
   /**
@@ -74,10 +118,21 @@ export type Host = {
 }
 
 /**
- * What the helper answered, or `undefined` when it could not (the line saying why is already logged):
- * the reply, and which helper gave it at which version, for the forecasts it carries.
+ * What the helper answered, or `undefined` when it could not (the line saying why is already logged). A
+ * `run.typed` reply comes with its `ticket`: the shim runs the typed command with the reply's args and says how
+ * it ended through it, once.
  */
-export type Answer = { reply: Reply | null; at: number; from: Helper } | undefined
+export type Answer = { reply: Exclude<Reply, RunTyped> | null; ticket?: undefined } | { reply: RunTyped; ticket: Ticket } | undefined
+
+/**
+ * How the typed command a `run.typed` reply asked for ended: `resolved` with the text it returned (a `|` hands it
+ * on), or `threw` with its error's message. Either reports it to the helper that asked, and carries out at once
+ * what its good end was foreseen to do; only the first call counts.
+ */
+export type Ticket = {
+  resolved(output: string): Promise<void>
+  threw(error: string): Promise<void>
+}
 
 type Helper = { socket: Promise<string>; stop: AbortController; argv: Promise<readonly string[]> }
 
@@ -105,7 +160,7 @@ export type Link = {
    * go out, in order, ahead of the next event, so nothing else competes with the host's next step when a
    * forecast is carried out; until then the helper lags, and the events it wants are a superset.
    */
-  held: { seq: number; event: string; e: unknown }[]
+  held: { seq: number; event: EventName; e: unknown }[]
 }
 
 /** A link with no helper yet. */
@@ -142,8 +197,60 @@ export function prepare(host: Host): void {
   if (linkOf(host).helper === undefined) start(host)
 }
 
-/** Sends one event and carries out the effects the answer holds; never throws. */
-export async function ask(host: Host, event: string, e: unknown): Promise<Answer> {
+/**
+ * Sends one event and carries out the effects the answer holds; never throws. When the helper needs to know who
+ * this session is to answer it (a `whoami` reply), the client asks the host (`Host.whoami`), sends what lich said
+ * as `WhoamiAnswered` (`identity`), and that event's answer is the one returned: the helper never waits on lich.
+ */
+export async function ask(host: Host, event: EventName, e: unknown): Promise<Answer> {
+  const answer = await exchange(host, event, e)
+  if (answer?.reply?.kind !== 'whoami') return answered(host, answer)
+  const output = await host.whoami().catch(() => null)
+  // A helper given up while lich answered has forgotten what it asked: a fresh one is not started for it.
+  if (linkOf(host).helper !== answer.from) return { reply: null }
+  const second = await exchange(host, 'WhoamiAnswered', { token: answer.reply.token, ...identity(output) })
+  return answered(host, second)
+}
+
+/**
+ * Who lich says this session is, read from what `$LICH_BIN whoami --json` printed (`Host.whoami`): the `label` and
+ * `name` of the object it printed when both are strings (its other fields do not matter), else neither: no lich, a
+ * failure, output that is not JSON or lacks them. The core reads no JSON, so the client does.
+ */
+export function identity(output: string | null): { label: string | null; name: string | null } {
+  try {
+    const said: unknown = output === null ? null : JSON.parse(output)
+    if (typeof said === 'object' && said !== null) {
+      const { label, name } = said as Record<string, unknown>
+      if (typeof label === 'string' && typeof name === 'string') return { label: bounded(label), name: bounded(name) }
+    }
+  } catch {
+    // not JSON: lich told nothing
+  }
+  return { label: null, name: null }
+}
+
+/** What one event's answer gives the caller: its reply, with a ticket for a `run.typed`. */
+function answered(host: Host, answer: Exchanged | undefined): Answer {
+  if (answer === undefined) return undefined
+  const { reply, at, from } = answer
+  // The helper asks once an event: a second question is not answered, and the hook goes on as the host would.
+  if (reply?.kind === 'whoami') return { reply: null }
+  if (reply?.kind !== 'run.typed') return { reply }
+  let reported = false
+  const report = async (error: string | null, output: string): Promise<void> => {
+    if (reported) return
+    reported = true
+    await reportRun(host, reply.token, error, output, error === null ? (reply.then ?? null) : null, at, from)
+  }
+  return { reply, ticket: { resolved: output => report(null, output), threw: error => report(error, '') } }
+}
+
+/** One event's answer as the client keeps it: the reply, and which helper gave it at which version. */
+type Exchanged = { reply: WireReply | null; at: number; from: Helper }
+
+/** Sends one event (after the reports held for it) and carries out the effects of the answers; never throws. */
+async function exchange(host: Host, event: EventName, e: unknown): Promise<Exchanged | undefined> {
   const l = linkOf(host)
   const current = l.helper ?? start(host)
   l.sent += 1 // before any wait, so what the caller does next already counts this event as sent
@@ -170,7 +277,7 @@ export async function ask(host: Host, event: string, e: unknown): Promise<Answer
   return { reply: answer.reply, at: answer.version, from: current }
 }
 
-async function send(host: Host, current: Helper, seq: number, event: string, e: unknown): Promise<WireAnswer> {
+async function send(host: Host, current: Helper, seq: number, event: EventName, e: unknown): Promise<WireAnswer> {
   await current.argv
   const socketPath = await within(host, current.socket, host.startTimeoutMs, 'the helper did not start')
   const request = host.post(socketPath, EVENT_PATH, JSON.stringify({ v: VERSION, seq, event, e }))
@@ -194,7 +301,7 @@ export function messageOf(err: unknown): string {
 /** The helper refused the event as malformed (HTTP 400/413): the helper is sound, the event is not. */
 class RefusedEvent extends Error {}
 
-type WireAnswer = { version: number; wants: string[]; reply: Reply | null; effects: Effect[] }
+type WireAnswer = { version: number; wants: string[]; reply: WireReply | null; effects: Effect[] }
 
 function readAnswer(status: number, text: string): WireAnswer {
   let body: unknown
@@ -262,14 +369,18 @@ function isEffect(value: unknown, depth: number): value is Effect {
   return false
 }
 
-function isReply(value: unknown): value is Reply | null | undefined {
+function isReply(value: unknown): value is WireReply | null | undefined {
   if (value === undefined || value === null) return true
   if (typeof value !== 'object') return false
   const reply = value as Record<string, unknown>
   switch (reply.kind) {
-    case 'run':
+    case 'run.typed':
       return typeof reply.args === 'string' && isToken(reply.token) && isForecast(reply.then, 0)
-    case 'text':
+    case 'whoami':
+      return isToken(reply.token)
+    case 'command.answer':
+    case 'tool.answer':
+    case 'control':
     case 'deny':
     case 'prompt':
     case 'description':
@@ -424,7 +535,7 @@ function debugged(host: Host): (err: unknown) => void {
  * mod, it must not lose the race with `claude -p`'s exit, and a step's timer set in the typed command's hook
  * must find that hook returned (measured on Claude Code 2.1.328).
  */
-async function sendForeseen(host: Host, event: string, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
+async function sendForeseen(host: Host, event: EventName, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
   const l = linkOf(host)
   if (foreseen === null || l.helper !== from || l.sent !== at) {
     await ask(host, event, { ...e, applied: false })
@@ -463,9 +574,9 @@ async function runThenReport(host: Host, command: string, args: string, token: n
 
 /**
  * Reports how a run the helper asked for ended, with the text it returned (a `|` hands it on); what its good end
- * was foreseen to do is done at once. A shim that ran the typed command itself (a `run` reply) calls this.
+ * was foreseen to do is done at once. A `run` effect's end comes here, and a `run.typed` reply's through its ticket.
  */
-export async function reportRun(host: Host, token: number, error: string | null, output: string, then: Effect[] | null, at: number, from: Helper): Promise<void> {
+async function reportRun(host: Host, token: number, error: string | null, output: string, then: Effect[] | null, at: number, from: Helper): Promise<void> {
   const l = linkOf(host)
   if (l.helper !== from) return
   // Only a step whose output is handed on needs its text; a transport bound keeps the request under the helper's.

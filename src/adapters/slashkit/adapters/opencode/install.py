@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Final
 
 from slashkit.adapters.bridge.shim import (
-    CLIENT_FILES,
-    client_files,
+    NODE_FILES,
     helper_facts,
+    node_files,
     refuse_link,
     typescript_constants,
     write_file,
@@ -25,9 +25,13 @@ from slashkit.core.session import ENABLED_KEY
 #: opencode 1.18.33), so the modules it imports live in `plugins/slashkit/`, where opencode does not load them.
 ENTRY: Final = "slashkit.ts"
 FOLDER: Final = "slashkit"
-#: The shim's own modules beside the entry: the Node host of the bridge's client.
-MODULES: Final = ("bridge.ts",)
+#: The shim's own modules beside the entry: the sessions it knows, opencode's hooks, what it adds and runs itself.
+MODULES: Final = ("sessions.ts", "hooks.ts", "builtins.ts")
 HOST: Final = "host.ts"
+#: Modules an earlier slashkit laid out there and this one does not: install and uninstall take them out.
+FORMER: Final = ("bridge.ts",)
+#: The settings file in `$XDG_STATE_HOME/slashkit/` (the Node host's JSON store), shared by every opencode window.
+STORE_FILE: Final = "opencode-store.json"
 #: The fail tool as opencode names it: a plugin's tool by its key, and an MCP server's as `<server>_<tool>`
 #: (`lich_control_session`; measured on opencode 1.18.33), so this one as if the `slash-chain` server served it.
 FAIL_TOOL: Final = f"{texts.CHAIN_COMMAND}_{texts.FAIL_TOOL}"
@@ -55,11 +59,13 @@ def install(target: Path, python: str | None = None) -> list[Path]:
     wanted = {
         plugins / ENTRY: (source / ENTRY).read_text(),
         **{plugins / FOLDER / name: (source / name).read_text() for name in MODULES},
-        # The bridge's client, shared by every JavaScript host, and its wire's facts (slashkit.adapters.bridge).
-        **{plugins / FOLDER / name: content for name, content in client_files().items()},
+        # The bridge's client, shared by every JavaScript host, its wire's facts, and the Host every Node-based host
+        # shares (slashkit.adapters.bridge).
+        **{plugins / FOLDER / name: content for name, content in node_files().items()},
         plugins / FOLDER / HOST: host_module(python),
     }
-    return [path for path, content in wanted.items() if write_file(path, content.encode())]
+    changed = [path for path, content in wanted.items() if write_file(path, content.encode())]
+    return changed + _remove([plugins / FOLDER / name for name in FORMER])
 
 
 def uninstall(target: Path) -> list[Path]:
@@ -71,14 +77,19 @@ def uninstall(target: Path) -> list[Path]:
     point it at any folder, whose `host.ts` or `client.ts` is not the plugin's)."""
     plugins = target / "plugins"
     refuse_link(plugins / FOLDER)
-    named = (plugins / ENTRY, *(plugins / FOLDER / n for n in (*MODULES, *CLIENT_FILES, HOST)))
-    removed = [p for p in named if p.is_symlink() or p.exists()]
-    for path in removed:
-        path.unlink()
+    removed = _remove([plugins / ENTRY, *(plugins / FOLDER / n for n in (*MODULES, *NODE_FILES, HOST, *FORMER))])
     # The folders install makes when they are missing, innermost first, each only once nothing is left in it.
     for folder in (plugins / FOLDER, plugins, target):
         if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
             folder.rmdir()
+    return removed
+
+
+def _remove(paths: list[Path]) -> list[Path]:
+    """Removes the names among `paths` that are there (a link itself, never what it points at); returns them."""
+    removed = [p for p in paths if p.is_symlink() or p.exists()]
+    for path in removed:
+        path.unlink()
     return removed
 
 
@@ -90,6 +101,7 @@ def host_module(python: str | None) -> str:
         **helper_facts(python, FAIL_TOOL, "opencode"),
         "UNAVAILABLE": texts.CHAIN_UNAVAILABLE,
         "ENABLED_KEY": ENABLED_KEY,
+        "STORE_FILE": STORE_FILE,
         "CHAIN_COMMAND": texts.CHAIN_COMMAND,
         "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
         "FAIL_TOOL": FAIL_TOOL,

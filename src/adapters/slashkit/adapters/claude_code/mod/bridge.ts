@@ -17,10 +17,12 @@ import {
   START_TIMEOUT_MS,
   UNAVAILABLE,
   VERSION,
+  WHOAMI_MAX_OUTPUT,
+  WHOAMI_TIMEOUT_MS,
 } from './host.js'
 
-export type { Answer, Effect, Reply } from './client.js'
-export { ask, bounded, messageOf, prepare, reportRun, wanted } from './client.js'
+export type { Answer, Effect, Reply, WireReply } from './client.js'
+export { ask, bounded, messageOf, prepare, wanted } from './client.js'
 
 /** The longest wait for the private environment to be made (a venv, and slashkit built into it from its source). */
 const MAKE_TIMEOUT_MS = 10 * 60 * 1000
@@ -112,8 +114,25 @@ export function host($: EngineInterface): Host {
       await $.store.set(ENABLED_KEY, enabled)
     },
     invalidate: () => $.ui.invalidate('tool.describe'),
+    whoami: () => whoami($),
     // The engine names the calling plugin in front of a `$` call's error, and again in front of the line.
     plain: why => why.replace(/(slash-chain|self-command): (?=\$\.)/g, ''),
+  }
+}
+
+/**
+ * Who lich says this session is: `$LICH_BIN whoami --json`'s stdout when it exited 0 within WHOAMI_TIMEOUT_MS, else
+ * null. LICH_BIN counts only as the absolute path lich exports: PATH is never searched (a dev build and an installed
+ * lich may both be there). A stdout longer than WHOAMI_MAX_OUTPUT is no answer either: lich's is a few hundred bytes.
+ */
+async function whoami($: EngineInterface): Promise<string | null> {
+  const bin = (await $.env.get('LICH_BIN')) ?? ''
+  if (!bin.startsWith('/')) return null
+  try {
+    const ran = await $.process.run([bin, 'whoami', '--json'], { timeoutMs: WHOAMI_TIMEOUT_MS })
+    return ran.exitCode === 0 && ran.stdout.length <= WHOAMI_MAX_OUTPUT ? ran.stdout : null
+  } catch {
+    return null
   }
 }
 

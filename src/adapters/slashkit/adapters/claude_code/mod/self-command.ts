@@ -60,7 +60,7 @@ export const register: Register = on => {
         builtins,
       })
     )?.reply
-    if (reply?.kind === 'text') return { result: reply.text }
+    if (reply?.kind === 'control') return { result: reply.text }
     if (reply?.kind === 'deny') return { deny: reply.text }
     return result
   })

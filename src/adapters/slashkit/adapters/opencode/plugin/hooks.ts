@@ -1,0 +1,200 @@
+/**
+ * opencode's hooks, translated into the core's events (docs/opencode.md, "How the plugin maps opencode onto the
+ * bridge") and answered with what the core says. Every rule is in Python; what is here is opencode's shape.
+ */
+import type { Hooks } from '@opencode-ai/plugin'
+import { ask, bounded, messageOf, wanted } from './client.js'
+import { chainInPlace, ledByBuiltin, slashChain } from './builtins.js'
+import * as facts from './host.js'
+import { enabled } from './node-host.js'
+import { textOf, type Part, type Session, type Sessions } from './sessions.js'
+// The optional-event name that asks for a step's text with its end, generated from the core's.
+import { STEP_OUTPUT } from './wire.js'
+
+/** lich's control tool as opencode names an MCP server `lich`'s `control_session` (measured on 1.18.33). Its
+ * description is not amended: `tool.definition` fires for built-in and plugin tools only, never for an MCP tool
+ * (measured on 1.18.33), so there is no `ToolDescribed` to send. */
+const CONTROL_TOOL = 'lich_control_session'
+
+/**
+ * How a turn that failed ended, in the core's words (slashkit.core.chain_machine: `answer` is a good end; the
+ * others are the ones Claude Code gives), by the `error.name` of opencode's `session.error`: an abort is
+ * `MessageAbortedError`, a model's HTTP error `APIError` (measured on 1.18.33). Every name but an abort is an `error`.
+ */
+const TURN_ENDS: Record<string, string> = { MessageAbortedError: 'aborted' }
+
+type Handled = Required<Pick<Hooks, 'command.execute.before' | 'chat.message' | 'event' | 'experimental.chat.messages.transform'>>
+
+export function hooks(sessions: Sessions): Handled {
+  const { client } = sessions
+  let templates: Map<string, string> | undefined
+
+  const template = async (name: string): Promise<string | undefined> => {
+    if (templates === undefined) {
+      const listed = await client.command.list()
+      templates = new Map((listed.data ?? []).map(c => [c.name, String(c.template ?? '')]))
+    }
+    return templates.get(name)
+  }
+
+  /** The text of the session's last answer, for a `|` that hands it on. */
+  const lastAnswer = async (s: Session): Promise<string> => {
+    try {
+      const listed = await client.session.messages({ path: { id: s.id } })
+      const answers = (listed.data ?? []).filter(m => m.info.role === 'assistant')
+      return textOf(answers[answers.length - 1])
+    } catch {
+      return ''
+    }
+  }
+
+  return {
+    'command.execute.before': async (input, output) => {
+      const s = sessions.open(input.sessionID)
+      const parts = output.parts
+      const mine = s.running
+      if (mine !== undefined && mine.command === input.command && mine.args === input.arguments) {
+        await handPrompt(s, parts)
+        return
+      }
+      if (input.command === facts.CHAIN_COMMAND) await slashChain(s, input.arguments)
+      // The person's text, for the `chat.message` that follows only a command that runs: a command answered by
+      // throwing has none, and a text left here would be taken for the person's next prompt.
+      const typed = `/${input.command}${input.arguments === '' ? '' : ` ${input.arguments}`}`
+      if (!facts.SEPARATOR.test(input.arguments)) {
+        s.typed = typed
+        return
+      }
+      // A command that reaches this hook was sent by the person (the TUI's prompt, or the server's API for them).
+      const answer = await s.askForCommand('ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled() })
+      // The lines the answer wrote go out before the command's turn starts: one stored while it runs would make
+      // opencode run one more turn (measured on 1.18.33).
+      await s.written()
+      // The core answered the command itself: it is not to run.
+      if (answer?.reply?.kind === 'command.answer') throw new Error(answer.reply.text)
+      s.typed = typed
+      if (answer?.ticket === undefined) return
+      try {
+        const body = await template(input.command)
+        const part = parts.find(p => p.type === 'text')
+        if (body !== undefined && part !== undefined) part.text = expand(body, answer.reply.args)
+        await handPrompt(s, parts)
+      } catch (err) {
+        await answer.ticket.threw(messageOf(err))
+        return
+      }
+      // The typed command's text is its turn's answer, which TurnEnded carries.
+      await answer.ticket.resolved('')
+    },
+
+    'chat.message': async (input, output) => {
+      const parts = output.parts
+      const led = ledByBuiltin(parts)
+      const id = input.sessionID
+      // Nothing to do for a prompt of a session the plugin does not know, unless it may start a chain or lich wants
+      // to hear of the session.
+      if (led === undefined && !sessions.inLich && sessions.get(id) === undefined) return
+      // A subagent's prompt is the model's text, not the person's typing: it starts no chain and no helper, and
+      // reaches the subagent as written (docs/opencode.md, "Child sessions").
+      if (await sessions.isChild(id)) return
+      const s = led === undefined ? await sessions.known(id) : sessions.open(id)
+      if (s === undefined) return
+      if (input.model !== undefined) s.model = input.model
+      // The plugin's own lines and steps come here too (measured on 1.18.33), also inside its own hooks.
+      if (s.mine(output.message.id)) return
+      const typed = s.typed
+      s.typed = undefined
+      if (typed === undefined && led !== undefined && (await chainInPlace(s, led, parts))) return
+      if (!wanted('PromptSubmitted', s.link)) return
+      const text = typed ?? parts.map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
+      await ask(s.host, 'PromptSubmitted', { text: bounded(text), origin: 'composer' })
+    },
+
+    event: async ({ event }) => {
+      const type: string = event.type
+      if (type === 'session.created' || type === 'session.updated' || type === 'session.deleted') {
+        const info = (event.properties as { info?: { id?: unknown; parentID?: unknown } }).info
+        if (typeof info?.id !== 'string') return
+        if (type === 'session.deleted') sessions.end(info.id)
+        else sessions.seen({ id: info.id, parentID: info.parentID })
+        return
+      }
+      if (event.type === 'session.status') {
+        sessions.get(event.properties.sessionID)?.turn(event.properties.status.type !== 'idle')
+        return
+      }
+      if (event.type === 'message.part.updated') {
+        // lich's refusal of its control tool reaches no tool.execute.after: only the tool part's error shows it
+        // (measured on 1.18.33). The core hears of it at once, so a queued command is queued during the turn.
+        const part = event.properties.part
+        if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') return
+        await (await sessions.known(part.sessionID))?.controlAnswered(part)
+        return
+      }
+      if (event.type === 'session.error') {
+        const s = event.properties.sessionID === undefined ? undefined : sessions.get(event.properties.sessionID)
+        if (s !== undefined) s.error = TURN_ENDS[event.properties.error?.name ?? ''] ?? 'error'
+        return
+      }
+      if (event.type !== 'session.idle') return
+      const s = sessions.get(event.properties.sessionID)
+      if (s === undefined) return
+      // Measured on 1.18.33: session.error comes before the idle that ends the failed turn.
+      const reason = s.error ?? 'answer'
+      s.error = undefined
+      const ran = s.inPlace
+      if (ran !== undefined) {
+        // The turn of a prompt that ran the chain's first command in place: that command's run ended.
+        s.inPlace = undefined
+        await (reason === 'answer' ? ran.resolved('') : ran.threw(reason))
+        return
+      }
+      if (!wanted('TurnEnded', s.link)) return
+      const answer = wanted(STEP_OUTPUT, s.link) ? await lastAnswer(s) : ''
+      await ask(s.host, 'TurnEnded', { reason, agent: null, answer: bounded(answer) })
+    },
+
+    // Measured on 1.18.33: before each model request (and before a compaction's summary) opencode hands this hook
+    // the session's messages, read afresh from its store, with input `{}`; what the hook leaves in them is what the
+    // request holds, and the stored messages (the person's transcript) keep lich's text. So the model reads the
+    // core's reply to a refused control call in lich's refusal's place, as in Claude Code.
+    'experimental.chat.messages.transform': async (_input, output) => {
+      for (const message of output.messages) {
+        for (const part of message.parts) {
+          if (part.type !== 'tool' || part.tool !== CONTROL_TOOL || part.state?.status !== 'error') continue
+          const s = await sessions.known(message.info.sessionID)
+          const reply = s === undefined ? undefined : (await s.controlAnswered(part))?.reply
+          if (reply?.kind === 'deny') part.state.error = reply.text
+          // A queued command answers the call (not an error); a completed state is opencode's form of a result.
+          if (reply?.kind === 'control') {
+            const { input, time } = part.state
+            const start = time?.start ?? Date.now()
+            part.state = { status: 'completed', input, output: reply.text, title: '', metadata: {}, time: { start, end: time?.end ?? start } }
+          }
+        }
+      }
+    },
+  }
+}
+
+/** Hands the model the prompt text the core asks for (the fail note), when it asks. */
+async function handPrompt(s: Session, parts: Part[]): Promise<void> {
+  const part = parts.find(p => p.type === 'text')
+  if (part === undefined || !wanted('PromptHanded', s.link)) return
+  const reply = (await ask(s.host, 'PromptHanded', { text: part.text ?? '' }))?.reply
+  if (reply?.kind === 'prompt') part.text = reply.text
+}
+
+/** Expands a command's template for these arguments as opencode does (measured on 1.18.33): `$ARGUMENTS` is all of
+ * them, `$1`… each word, and the highest placeholder also takes the words after it. */
+function expand(template: string, args: string): string {
+  const words = args.match(/"[^"]*"|'[^']*'|\S+/g)?.map(w => w.replace(/^(["'])(.*)\1$/, '$2')) ?? []
+  const used = [...template.matchAll(/\$(\d+)/g)].map(m => Number(m[1]))
+  const last = used.length === 0 ? 0 : Math.max(...used)
+  return template
+    .replace(/\$(\d+)/g, (_, n: string) => {
+      const i = Number(n) - 1
+      return Number(n) === last ? words.slice(i).join(' ') : (words[i] ?? '')
+    })
+    .replaceAll('$ARGUMENTS', args)
+}

@@ -1,0 +1,276 @@
+/**
+ * The sessions the opencode plugin knows: each its own helper (events name no session, so one `Link` each), its
+ * transcript lines, the steps it runs and what it needs to tell its own calls apart. The hooks (./hooks.ts) find
+ * a session here by id; which sessions are children (a subagent's) is kept here too.
+ */
+import type { Plugin } from '@opencode-ai/plugin'
+import { ask, close, link, wanted, type Answer, type EventName, type Host, type Link, type Ticket } from './client.js'
+import { nodeHost } from './node-host.js'
+
+export type Client = Parameters<Plugin>[0]['client']
+export type Part = { type: string; text?: string; ignored?: boolean; id?: string; messageID?: string; sessionID?: string; auto?: boolean }
+export type ToolPart = {
+  id?: string
+  callID?: string
+  type?: string
+  tool?: string
+  state?: { status?: string; input?: Record<string, unknown>; error?: string; time?: { start?: number; end?: number } }
+}
+export type Model = { providerID: string; modelID: string }
+/** The built-ins the plugin runs itself as a step, by name (./builtins.ts, NATIVE). */
+export type Natives = Readonly<Record<string, (client: Client, s: Session) => Promise<{ data?: unknown; error?: unknown }>>>
+
+/** One opencode session as the plugin sees it. */
+export class Session {
+  readonly link: Link = link()
+  readonly host: Host
+  /** The command the plugin runs right now (a step), so its `command.execute.before` is not taken as typed. */
+  running: { command: string; args: string } | undefined
+  /** The typed command whose `chat.message` comes next: the person's text is `/name args`. */
+  typed: string | undefined
+  /** How the turn that runs failed, in the core's words (TURN_ENDS), from `session.error`, until its `session.idle`. */
+  error: string | undefined
+  /** The chain's first command run in the place of the person's prompt (a typed line led by a built-in), reported
+   * once that prompt's turn ended. */
+  inPlace: Ticket | undefined
+  /** The model the session's last message went to: compaction needs it named. */
+  model: Model | undefined
+  /** Set once opencode deleted the session: its helper was asked to exit, and nothing starts another. */
+  gone = false
+
+  /** Message ids the plugin gave its own prompts and commands (measured on 1.18.33: a `messageID` in the body
+   * becomes the user message's id, and `chat.message` carries it). */
+  private readonly own = new Set<string>()
+  /** Lines are written in order. */
+  private lines: Promise<unknown> = Promise.resolve()
+  /** Whether a turn runs (`session.status`), and the lines held until it ended: a user message stored while a turn
+   * runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
+  private busy = false
+  private held: string[] = []
+  /** The lines the answer being asked for wrote, while a command's hook asks: its own answer is one more line. */
+  private logged: string[] | undefined
+  /** The core's reply to each refused control tool call, by its call id: asked once (a part is updated more than
+   * once), and placed in every later request's copy of the call's result. */
+  private readonly answered = new Map<string, Promise<Answer>>()
+
+  constructor(
+    readonly id: string,
+    private readonly client: Client,
+    private readonly natives: Natives,
+  ) {
+    this.host = nodeHost({
+      link: this.link,
+      gone: () => this.gone,
+      log: text => {
+        if (this.gone) return
+        this.logged?.push(text)
+        void this.line(text)
+      },
+      toast: text => void client.tui.showToast({ body: { message: text, variant: 'info' } }).catch(() => undefined),
+      run: (command, args) => this.run(command, args),
+    })
+  }
+
+  /** Writes a line the person sees and the model never does (measured on 1.18.33: noReply + ignored). */
+  line(text: string): Promise<unknown> {
+    if (this.busy) {
+      this.held.push(text)
+      return this.lines
+    }
+    // The id is taken when the line goes out, after the lines before it: ids ascend in the order messages are stored.
+    this.lines = this.lines.then(() =>
+      this.client.session
+        .prompt({ path: { id: this.id }, body: { noReply: true, messageID: this.ownId(), parts: [{ type: 'text', text, ignored: true }] } })
+        .catch(() => undefined),
+    )
+    return this.lines
+  }
+
+  /** Resolves once every line written so far is stored. */
+  written(): Promise<unknown> {
+    return this.lines
+  }
+
+  /** A turn started (lines are held from now) or the session went idle (the held lines go out). */
+  turn(running: boolean): void {
+    this.busy = running
+    if (!running) for (const text of this.held.splice(0)) void this.line(text)
+  }
+
+  /** An id of the form opencode gives messages (`msg_` + 12 hex of time + 14 characters), ascending; the plugin's own. */
+  ownId(): string {
+    const id = newId('msg')
+    this.own.add(id)
+    return id
+  }
+
+  /** Whether a message is one the plugin sent (its lines and steps come back through `chat.message` too). */
+  mine(messageId: string): boolean {
+    return this.own.delete(messageId)
+  }
+
+  /** Runs a step as the person's typed command would run; resolves with its text, rejects with its error. */
+  async run(command: string, args: string): Promise<string> {
+    if (this.gone) throw new Error('its session was deleted')
+    // A queued self-command is asked for while its turn runs: opencode holds a summarize called then until that
+    // turn ended (measured on 1.18.33, tests/engine/test_opencode_self_command.py).
+    await this.lines
+    this.running = { command, args }
+    try {
+      const native = this.natives[command]
+      const result =
+        native !== undefined
+          ? await native(this.client, this)
+          : await this.client.session.command({ path: { id: this.id }, body: { command, arguments: args, messageID: this.ownId() } })
+      if (result.error !== undefined) throw new Error(errorText(result.error))
+      return textOf(result.data)
+    } finally {
+      if (this.running?.command === command) this.running = undefined
+    }
+  }
+
+  /**
+   * Asks the core about a command the person typed. In opencode a command's answer has no place of its own: it is
+   * one more transcript line, unless the answer's lines already said it (the core's `/slash-chain stop` logs
+   * `cancelled; …` and answers with it, as Claude Code shows both).
+   */
+  async askForCommand(event: EventName, e: unknown): Promise<Answer> {
+    this.logged = []
+    const answer = await ask(this.host, event, e)
+    const logged = this.logged
+    this.logged = undefined
+    const reply = answer?.reply
+    if (reply?.kind === 'command.answer' && !logged.includes(reply.text)) await this.line(reply.text)
+    return answer
+  }
+
+  /**
+   * The core's answer to lich's refusal of a control tool call, asked once per call: the refusal shows only as the
+   * tool part's error (measured on 1.18.33), which both the event stream and the next request's messages carry.
+   * Undefined when the core does not hear of such calls (outside lich, or self-commands off).
+   */
+  controlAnswered(part: ToolPart): Promise<Answer> | undefined {
+    const key = part.callID ?? part.id ?? ''
+    const asked = this.answered.get(key)
+    if (asked !== undefined || !wanted('ControlAnswered', this.link)) return asked
+    const call = part.state?.input ?? {}
+    const answer = ask(this.host, 'ControlAnswered', {
+      target: call.session ?? null,
+      action: call.action ?? null,
+      value: call.value ?? null,
+      args: call.args ?? null,
+      is_error: true,
+      builtins: Object.keys(this.natives),
+    })
+    this.answered.set(key, answer)
+    return answer
+  }
+
+  /** Forgets what the session holds and ends its helper (`close`, as the client retires a helper that failed). */
+  end(): void {
+    this.gone = true
+    this.held = []
+    close(this.host)
+  }
+}
+
+/**
+ * Every session the plugin knows, and whether each session it looked at is a child session (it has a `parentID`):
+ * a subagent's, which opencode's task tool prompts with the text the model wrote, through the same path as the
+ * person's prompt (`chat.message`, measured on 1.18.33). Filled from `session.created` / `session.updated` events
+ * and, for a session no event told of yet, from the stored session.
+ */
+export class Sessions {
+  private readonly all = new Map<string, Session>()
+  private readonly parents = new Map<string, boolean>()
+
+  constructor(
+    readonly client: Client,
+    /** Inside lich, every session but a child says it started to the core, which decides whether self-commands
+     * are on (the core's gate reads the helper's own environment, inherited from opencode's). */
+    readonly inLich: boolean,
+    private readonly natives: Natives,
+  ) {}
+
+  get(id: string): Session | undefined {
+    return this.all.get(id)
+  }
+
+  /** The session, made when it is new (its helper starts with its first event). */
+  open(id: string): Session {
+    let found = this.all.get(id)
+    if (found === undefined) {
+      found = new Session(id, this.client, this.natives)
+      this.all.set(id, found)
+      // opencode runs no session headless that a queued command could follow (`opencode run` exits at its first
+      // idle, measured on 1.18.33): every session is interactive to the core.
+      if (this.inLich) void ask(found.host, 'SessionStarted', { interactive: true })
+    }
+    return found
+  }
+
+  /** The session as the plugin knows it; inside lich every session but a child is known, so the core hears its start. */
+  async known(id: string): Promise<Session | undefined> {
+    return this.inLich && !this.all.has(id) && !(await this.isChild(id)) ? this.open(id) : this.all.get(id)
+  }
+
+  /**
+   * Whether a session is a child session, whose prompts the model wrote (a subagent's): none of them is the
+   * person's typing, so the plugin does nothing for them. The stored session says so when no event did yet; if it
+   * cannot be read, the session is taken for a child (the plugin then leaves its prompts to opencode, as typed).
+   */
+  async isChild(id: string): Promise<boolean> {
+    const seen = this.parents.get(id)
+    if (seen !== undefined) return seen
+    try {
+      const stored = (await this.client.session.get({ path: { id } })).data
+      if (stored === undefined) return true
+      const child = hasParent(stored)
+      this.parents.set(id, child)
+      return child
+    } catch {
+      return true
+    }
+  }
+
+  /** opencode described a session (an event's `info`): whether it is a child. */
+  seen(info: { id: string; parentID?: unknown }): void {
+    this.parents.set(info.id, hasParent(info))
+  }
+
+  /**
+   * Forgets a session opencode deleted and ends its helper: each session's helper would otherwise live as long as
+   * opencode (measured on 1.18.33: nothing else ends it). A timer or run still pending for it finds the session
+   * gone and starts no helper.
+   */
+  end(id: string): void {
+    this.parents.delete(id)
+    this.all.get(id)?.end()
+    this.all.delete(id)
+  }
+}
+
+/** Whether a session as opencode describes it (an event's `info`, a stored session) has a parent. */
+function hasParent(info: { parentID?: unknown }): boolean {
+  return typeof info.parentID === 'string' && info.parentID !== ''
+}
+
+let counter = 0
+
+/** An id of the form opencode gives messages and parts (`msg_`/`prt_` + 12 hex of time + 14 characters), ascending. */
+export function newId(prefix: 'msg' | 'prt'): string {
+  counter += 1
+  const time = (BigInt(Date.now()) * 4096n + BigInt(counter % 4096)) & 0xffffffffffffn
+  return `${prefix}_${time.toString(16).padStart(12, '0')}slashkit${String(counter % 1000000).padStart(6, '0')}`
+}
+
+/** The text parts of an assistant message (or of what a command call resolved with), joined. */
+export function textOf(message: unknown): string {
+  const parts = (message as { parts?: Part[] } | undefined)?.parts ?? []
+  return parts.map(p => (p.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('')
+}
+
+function errorText(error: unknown): string {
+  const data = (error as { data?: { message?: unknown }; name?: unknown } | undefined) ?? {}
+  return String(data.data?.message ?? data.name ?? JSON.stringify(error))
+}

@@ -1,0 +1,271 @@
+/**
+ * slashkit's opencode plugin (src/adapters/slashkit/adapters/opencode/plugin), laid out by its installer and loaded
+ * as opencode loads it, against a fake opencode and a fake helper (tests/node/opencode.ts): what a person sees
+ * (transcript lines, what reached the model, a command's answer) for what the core answers. The real opencode runs
+ * the same plugin against the real helper in tests/engine/test_opencode_*.py.
+ */
+import assert from 'node:assert/strict'
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeEach, test } from 'node:test'
+import { FakeHelper, FakeOpencode, alive, until, type Sent } from './opencode.js'
+import { ENABLED_KEY, FAIL_NOTHING_WAITS, STORE_FILE, UNAVAILABLE } from './opencode/plugins/slashkit/host.js'
+
+let helper: FakeHelper
+let opencode: FakeOpencode
+
+beforeEach(async () => {
+  delete process.env.LICH_SESSION_ID
+  delete process.env.LICH_BIN
+  helper = new FakeHelper()
+  opencode = new FakeOpencode()
+  await opencode.load()
+})
+
+afterEach(async () => {
+  await helper.close()
+})
+
+const S = 'ses_person'
+
+/**
+ * The helper's script for `/greet Bob && /greet Carol`, as the core answers it: `/greet Bob` runs as typed with its
+ * own args; once its turn ended, `/greet Carol` runs as a step; once that run ended, the chain is done.
+ */
+function chainOfTwo(): (sent: Sent) => { wants?: string[]; reply?: unknown; effects?: unknown[] } {
+  let turns = 0
+  return sent => {
+    const wants = ['TurnEnded', 'PromptSubmitted']
+    switch (sent.event) {
+      case 'ChainTyped':
+        return { wants, reply: { kind: 'run.typed', args: 'Bob', token: 1 }, effects: [{ kind: 'log', text: '1/2: /greet Bob' }] }
+      case 'TurnEnded':
+        turns += 1
+        return turns === 1 ? { wants: ['TurnEnded'], effects: [{ kind: 'log', text: '2/2: /greet Carol' }, { kind: 'run', command: 'greet', args: 'Carol', token: 2 }] } : {}
+      case 'RunEnded':
+        return sent.e['token'] === 2 ? { effects: [{ kind: 'log', text: 'all 2 command(s) ran' }] } : { wants }
+    }
+    return { wants }
+  }
+}
+
+test('a typed chain: the first command runs with its own args, the next once its turn ended, with the lines', async () => {
+  helper.answer = chainOfTwo()
+  await opencode.type(S, 'greet', 'Bob && /greet Carol')
+  await until(() => opencode.lines.length === 3, 'the last line')
+  assert.deepEqual(opencode.asked, ['Greet Bob warmly.', 'Greet Carol warmly.'])
+  assert.deepEqual(opencode.lines, ['1/2: /greet Bob', '2/2: /greet Carol', 'all 2 command(s) ran'])
+  assert.deepEqual(opencode.commands, ['/greet Carol'])
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [
+    ['ChainTyped', { command: 'greet', args: 'Bob && /greet Carol', origin: 'composer', enabled: true }],
+    ['RunEnded', { token: 1, error: null, output: '', applied: false }],
+    ['PromptSubmitted', { text: '/greet Bob && /greet Carol', origin: 'composer' }],
+    ['TurnEnded', { reason: 'answer', agent: null, answer: '' }],
+    ['TurnEnded', { reason: 'answer', agent: null, answer: '' }],
+    ['RunEnded', { token: 2, error: null, output: '', applied: false }],
+  ])
+  assert.equal(helper.helpers().length, 1)
+})
+
+test('a single command starts no helper and is left as typed', async () => {
+  await opencode.type(S, 'greet', 'Bob')
+  await opencode.prompt(S, 'hello')
+  assert.deepEqual(opencode.asked, ['Greet Bob warmly.', 'hello'])
+  assert.deepEqual(helper.sent, [])
+  assert.deepEqual(opencode.lines, [])
+})
+
+test('/slash-chain: the answer is one line and the command takes no model turn; a stop the lines already said is not said twice', async () => {
+  helper.answer = sent =>
+    sent.e['args'] === 'stop'
+      ? { reply: { kind: 'command.answer', text: 'cancelled; /b did not run' }, effects: [{ kind: 'log', text: 'cancelled; /b did not run' }] }
+      : { reply: { kind: 'command.answer', text: 'slash-chain: on, no chain running' } }
+  const status = await opencode.type(S, 'slash-chain', '')
+  const stop = await opencode.type(S, 'slash-chain', 'stop')
+  assert.equal(status.error?.data?.message, 'slash-chain: on, no chain running')
+  assert.equal(stop.error?.data?.message, 'cancelled; /b did not run')
+  assert.deepEqual(opencode.asked, [])
+  await until(() => opencode.lines.length === 2, 'both lines')
+  assert.deepEqual(opencode.lines, ['slash-chain: on, no chain running', 'cancelled; /b did not run'])
+  assert.deepEqual(helper.events(), ['ChainCommandTyped', 'ChainCommandTyped'])
+})
+
+test('/slash-chain off is saved in the settings file every window reads, and sent with the next chain', async () => {
+  helper.answer = sent => (sent.event === 'ChainCommandTyped' ? { reply: { kind: 'command.answer', text: 'off' }, effects: [{ kind: 'save.enabled', enabled: false }] } : {})
+  await opencode.type(S, 'slash-chain', 'off')
+  const stored = readFileSync(join(helper.dir, 'state', 'slashkit', STORE_FILE), 'utf8')
+  assert.deepEqual(JSON.parse(stored), { [ENABLED_KEY]: false })
+  await opencode.type(S, 'greet', 'Bob && /greet Carol')
+  assert.deepEqual((await helper.received('ChainTyped')).e['enabled'], false)
+  // The chain the core did not take runs as typed.
+  assert.deepEqual(opencode.asked, ['Greet Bob && /greet Carol warmly.'])
+})
+
+test('a chain the core answers itself is one line and does not run', async () => {
+  helper.answer = () => ({ reply: { kind: 'command.answer', text: 'slash-chain: /model runs only when you type it' } })
+  const answered = await opencode.type(S, 'greet', 'Bob && /model x')
+  assert.equal(answered.error?.data?.message, 'slash-chain: /model runs only when you type it')
+  assert.deepEqual(opencode.asked, [])
+  assert.deepEqual(opencode.lines, ['slash-chain: /model runs only when you type it'])
+})
+
+test('a step the core hands a prompt for reaches the model with the core text (the fail note)', async () => {
+  helper.answer = sent => {
+    if (sent.event === 'ChainTyped') return { wants: ['PromptHanded'], reply: { kind: 'run.typed', args: 'Bob', token: 1 } }
+    if (sent.event === 'PromptHanded') return { wants: ['PromptHanded'], reply: { kind: 'prompt', text: `${String(sent.e['text'])} (call slash-chain_fail if you cannot)` } }
+    return { wants: ['PromptHanded'] }
+  }
+  await opencode.type(S, 'greet', 'Bob && /greet Carol')
+  assert.deepEqual(opencode.asked, ['Greet Bob warmly. (call slash-chain_fail if you cannot)'])
+})
+
+test('a turn that failed ends the step with the core words for it', async () => {
+  helper.answer = chainOfTwo()
+  opencode.failNext = 'MessageAbortedError'
+  await opencode.type(S, 'greet', 'Bob && /greet Carol')
+  assert.deepEqual((await helper.received('TurnEnded')).e, { reason: 'aborted', agent: null, answer: '' })
+})
+
+test('the fail tool: refused with no helper (it starts none), the core answer with one, its deny as the error', async () => {
+  const chain = chainOfTwo()
+  assert.deepEqual(await opencode.fail(S, 'stuck'), { error: FAIL_NOTHING_WAITS })
+  // A session the plugin knows, whose helper never started (a single command ran), is refused alike.
+  await opencode.type(S, 'greet', 'Bob')
+  assert.deepEqual(await opencode.fail(S, 'stuck'), { error: FAIL_NOTHING_WAITS })
+  assert.deepEqual(helper.sent, [])
+  helper.answer = sent =>
+    sent.event === 'FailCalled'
+      ? { reply: sent.e['reason'] === 'stuck' ? { kind: 'tool.answer', text: 'Stopped the chain.' } : { kind: 'deny', text: 'No step waits.' } }
+      : chain(sent)
+  await opencode.type(S, 'greet', 'Bob && /greet Carol')
+  assert.deepEqual(await opencode.fail(S, 'stuck'), { result: 'Stopped the chain.' })
+  assert.deepEqual(await opencode.fail(S, 'again'), { error: 'No step waits.' })
+  assert.deepEqual((await helper.received('FailCalled')).e, { reason: 'stuck', agent: null })
+})
+
+test('a line led by /compact compacts in the prompt place, and the chain goes on once that turn ended', async () => {
+  helper.answer = sent => {
+    if (sent.event === 'ChainTyped') return { reply: { kind: 'run.typed', args: '', token: 1 }, effects: [{ kind: 'log', text: '1/2: /compact' }] }
+    if (sent.event === 'RunEnded' && sent.e['token'] === 1) return { effects: [{ kind: 'log', text: '2/2: /greet Carol' }, { kind: 'run', command: 'greet', args: 'Carol', token: 2 }] }
+    return {}
+  }
+  await opencode.prompt(S, '/compact && /greet Carol')
+  await until(() => opencode.asked.length === 1, 'the second step')
+  assert.deepEqual(opencode.compacted, [S])
+  assert.deepEqual(opencode.asked, ['Greet Carol warmly.'])
+  // The line held while the compaction ran is written after it.
+  assert.deepEqual(opencode.lines, ['1/2: /compact', '2/2: /greet Carol'])
+  assert.deepEqual((await helper.received('ChainTyped')).e, { command: 'compact', args: '&& /greet Carol', origin: 'composer', enabled: true })
+  assert.deepEqual((await helper.received('RunEnded')).e, { token: 1, error: null, output: '', applied: false })
+})
+
+test('a line led by /compact the core does not take as a chain reaches the model as typed', async () => {
+  await opencode.prompt(S, '/compact && /greet Carol')
+  assert.deepEqual(opencode.compacted, [])
+  assert.deepEqual(opencode.asked, ['/compact && /greet Carol'])
+})
+
+test('a subagent prompt (a child session) starts no chain and no helper', async () => {
+  await opencode.event('session.created', { info: { id: 'ses_child', parentID: S } })
+  await opencode.prompt('ses_child', '/compact && /greet Mallory')
+  assert.deepEqual(opencode.asked, ['/compact && /greet Mallory'])
+  assert.deepEqual(helper.sent, [])
+})
+
+/** A script of its own for each helper, as each session's helper holds its own chain. */
+function eachHelper(script: () => (sent: Sent) => ReturnType<ReturnType<typeof chainOfTwo>>): (sent: Sent) => ReturnType<ReturnType<typeof chainOfTwo>> {
+  const scripts = new Map<number, (sent: Sent) => ReturnType<ReturnType<typeof chainOfTwo>>>()
+  return sent => {
+    const own = scripts.get(sent.helper) ?? script()
+    scripts.set(sent.helper, own)
+    return own(sent)
+  }
+}
+
+test('two sessions run their chains side by side, one helper each', async () => {
+  helper.answer = eachHelper(chainOfTwo)
+  await opencode.type('ses_a', 'greet', 'Bob && /greet Carol')
+  await opencode.type('ses_b', 'greet', 'Bob && /greet Carol')
+  await until(() => opencode.lines.length === 6, 'both chains')
+  const [a, b] = helper.helpers()
+  assert.ok(a !== undefined && b !== undefined && a !== b)
+  for (const pid of [a, b]) {
+    assert.deepEqual(helper.sent.filter(s => s.helper === pid).map(s => s.seq), [1, 2, 3, 4, 5, 6])
+  }
+})
+
+test('a deleted session ends its helper and leaves the other one running', async () => {
+  helper.answer = eachHelper(chainOfTwo)
+  await opencode.type('ses_a', 'greet', 'Bob && /greet Carol')
+  await opencode.type('ses_b', 'greet', 'Bob && /greet Carol')
+  const [a, b] = helper.helpers()
+  assert.ok(a !== undefined && b !== undefined)
+  await opencode.event('session.deleted', { info: { id: 'ses_a' } })
+  await until(() => !alive(a), 'the helper of the deleted session to end')
+  assert.equal(alive(b), true)
+})
+
+test('a helper that cannot start: one line, and the command runs as typed', async () => {
+  process.env.SLASHKIT_PYTHON = `${helper.dir}/no-such-python`
+  await opencode.type(S, 'greet', 'Bob && /greet Carol')
+  await opencode.type(S, 'greet', 'Dan && /greet Eve')
+  assert.deepEqual(opencode.asked, ['Greet Bob && /greet Carol warmly.', 'Greet Dan && /greet Eve warmly.'])
+  assert.equal(opencode.lines.length, 1)
+  const [line] = opencode.lines
+  assert.ok(line?.startsWith(UNAVAILABLE.split('{why}')[0] ?? '') && line.includes('ENOENT') && line.endsWith(UNAVAILABLE.split('{why}')[1] ?? ''), line)
+})
+
+describe_inside_lich()
+
+/** Inside lich: every session says it started, and lich's refusal of its control tool is answered by the core. */
+function describe_inside_lich(): void {
+  const refused = { type: 'tool', tool: 'lich_control_session', callID: 'call_1', sessionID: S, state: { status: 'error', input: { session: 'main', action: 'command', value: '/compact' }, error: 'a session cannot control itself' } }
+
+  test('inside lich, a refused /compact: the core learns who the session is, queues it, and the model reads its note', async () => {
+    process.env.LICH_SESSION_ID = 'lich-7f3a'
+    process.env.LICH_BIN = `${helper.dir}/lich`
+    writeFileSync(process.env.LICH_BIN, '#!/bin/sh\necho \'{"id": "lich-7f3a", "label": "main", "name": "ann"}\'\n')
+    chmodSync(process.env.LICH_BIN, 0o755)
+    opencode = new FakeOpencode()
+    await opencode.load()
+    helper.answer = sent => {
+      const wants = ['ControlAnswered']
+      if (sent.event === 'ControlAnswered') return { wants, reply: { kind: 'whoami', token: 5 } }
+      if (sent.event === 'WhoamiAnswered') return { wants, reply: { kind: 'control', text: 'Queued /compact.' }, effects: [{ kind: 'after', ms: 0, token: 6 }] }
+      if (sent.event === 'TimerFired') return { wants, effects: [{ kind: 'run', command: 'compact', args: '', token: 7 }] }
+      return { wants, effects: [{ kind: 'toast', text: 'self-commands on' }] }
+    }
+    await opencode.prompt(S, 'compact yourself')
+    // The core heard the session start (the plugin does not wait for its answer) before lich refuses a call.
+    await until(() => opencode.toasts.length === 1, 'the answer to SessionStarted')
+    await opencode.event('message.part.updated', { part: refused })
+    await until(() => opencode.compacted.length === 1, 'the compaction')
+    assert.deepEqual(helper.events().slice(0, 3), ['SessionStarted', 'ControlAnswered', 'WhoamiAnswered'])
+    assert.deepEqual((await helper.received('SessionStarted')).e, { interactive: true })
+    assert.deepEqual((await helper.received('ControlAnswered')).e, { target: 'main', action: 'command', value: '/compact', args: null, is_error: true, builtins: ['compact'] })
+    assert.deepEqual((await helper.received('WhoamiAnswered')).e, { token: 5, label: 'main', name: 'ann' })
+    const [part] = await opencode.transform(S, [structuredClone(refused)])
+    assert.deepEqual((part as { state?: { status?: string; output?: string } }).state?.status, 'completed')
+    assert.deepEqual((part as { state?: { output?: string } }).state?.output, 'Queued /compact.')
+    // Asked once per call, however often opencode shows the part.
+    assert.equal(helper.events().filter(e => e === 'ControlAnswered').length, 1)
+  })
+
+  test('inside lich, a refusal the core denies becomes the call error the model reads', async () => {
+    process.env.LICH_SESSION_ID = 'lich-7f3a'
+    opencode = new FakeOpencode()
+    await opencode.load()
+    helper.answer = sent =>
+      sent.event === 'ControlAnswered'
+        ? { wants: ['ControlAnswered'], reply: { kind: 'deny', text: 'slash-chain: /model runs only when you type it' } }
+        : { wants: ['ControlAnswered'], effects: [{ kind: 'toast', text: 'self-commands on' }] }
+    await opencode.prompt(S, 'switch model')
+    await until(() => opencode.toasts.length === 1, 'the answer to SessionStarted')
+    const [part] = await opencode.transform(S, [{ ...structuredClone(refused), state: { ...refused.state, input: { session: 'main', action: 'command', value: '/model x' } } }])
+    assert.deepEqual((part as { state?: { status?: string; error?: string } }).state, {
+      status: 'error',
+      input: { session: 'main', action: 'command', value: '/model x' },
+      error: 'slash-chain: /model runs only when you type it',
+    })
+  })
+}
