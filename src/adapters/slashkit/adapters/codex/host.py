@@ -6,6 +6,7 @@ session; this module says how one step runs in Codex and how its turn ended.
 /new), else the skill `name` (its SKILL.md goes to the model with the args), else a failing step with a line.
 """
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Final
@@ -130,7 +131,8 @@ class CodexSession(Harness[Raw]):
     async def interrupt(self) -> None:
         """Interrupts the running turn: a chain whose step it was stops (its turn ended as `interrupted`)."""
         if self._server is not None and self._turn is not None:
-            await self._server.request("turn/interrupt", {"threadId": self._thread, "turnId": self._turn})
+            with contextlib.suppress(RpcError):  # the turn ended meanwhile: nothing is left to interrupt
+                await self._server.request("turn/interrupt", {"threadId": self._thread, "turnId": self._turn})
 
     @property
     def thread(self) -> str:
@@ -240,7 +242,9 @@ class CodexSession(Harness[Raw]):
                 if params.get("threadId") not in (None, self._thread):
                     continue
                 match message.method:
-                    case "turn/started" if self._turn is None or local:
+                    case "turn/started":
+                        # The running turn is the one started here: a review's differs from the one its
+                        # review/start answered with, and only this one can be interrupted (measured on 0.169.0).
                         turn = params.get("turn")
                         ident = turn.get("id") if isinstance(turn, dict) else None
                         self._turn = ident if isinstance(ident, str) else self._turn
