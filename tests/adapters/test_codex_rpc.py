@@ -13,6 +13,7 @@ import pytest
 
 from slashkit.adapters.codex import rpc
 from slashkit.adapters.codex.rpc import AppServer, CodexGone, Notification, RpcError, ServerRequest
+from tests.support.codex_cli import alive, gone_within
 
 
 def server(body: str) -> list[str]:
@@ -25,22 +26,6 @@ def server(body: str) -> list[str]:
             return json.loads(sys.stdin.readline())
     """
     return [sys.executable, "-c", textwrap.dedent(prelude) + textwrap.dedent(body)]
-
-
-def alive(pid: int) -> bool:
-    """Tells whether anything of the process group `pid` still runs."""
-    try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def gone_within(pid: int, seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not alive(pid)
 
 
 def run(go: Callable[[], Coroutine[Any, Any, None]]) -> None:

@@ -3,6 +3,8 @@ Responses API: chains of skills and built-ins, a failing turn, an interrupt, the
 refused one, and a pipe, each as the harness sees it and as the model was asked."""
 
 import asyncio
+import os
+import signal
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
@@ -12,7 +14,7 @@ import pytest
 from slashkit.adapters.codex import SELF_TOOL, CodexSession, Raw
 from slashkit.adapters.harness.events import ChainEnded, CommandStarted, Event, Line, Notice, Output, StepEnded
 from slashkit.core.texts import FAIL_TOOL
-from tests.support.codex_cli import CodexHome, codex_binary, codex_home
+from tests.support.codex_cli import CodexHome, codex_binary, codex_home, gone_within
 from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
 
 GREET = "Greet the person named in the arguments, in one line."
@@ -232,3 +234,30 @@ def test_or_and_semicolon_decide_as_bash_after_a_failed_turn() -> None:
         assert ended(events).ok and len(model.main_requests) == 3
 
     with_codex([http_error(400, "down"), text("Hello Carol!"), text("DONE")], body)
+
+
+def test_codex_dying_mid_turn_fails_the_step_with_one_line_and_leaves_nothing_running() -> None:
+    hold = threading.Event()
+
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        server = session._server
+        assert server is not None
+
+        async def kill_once_asked() -> None:
+            while not model.main_requests:
+                await asyncio.sleep(0.05)
+            os.killpg(server.pid, signal.SIGKILL)  # the node launcher and the native server it runs
+
+        killing = asyncio.create_task(kill_once_asked())
+        events = await chain(session, "/greet Bob && /greet Carol")
+        await killing
+        hold.set()
+        [step] = [e for e in events if isinstance(e, StepEnded)]
+        assert step.how == "failed" and "\\n" not in step.output
+        assert step.output == "codex app-server was killed by signal 9"
+        assert not ended(events).ok
+        assert gone_within(server.pid)
+        again = await chain(session, "/greet Dan")
+        assert [e.how for e in again if isinstance(e, StepEnded)] == ["failed"]
+
+    with_codex([text("never said", hold=hold)], body)

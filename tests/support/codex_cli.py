@@ -9,6 +9,7 @@ tests that need Codex are skipped, saying so.
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -88,3 +89,19 @@ def codex_home(model: OpenAIServer) -> Iterator[CodexHome]:
         yield CodexHome(root, project, env)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def alive(pid: int) -> bool:
+    """Tells whether anything of the process group `pid` still runs."""
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def gone_within(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
