@@ -5,6 +5,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CLAUDE_CODE_VERSION="2.1.328"   # the engine every Claude Code fact in docs/ was measured on
 OPENCODE_VERSION="1.18.33"      # the opencode every fact in docs/opencode.md was measured on
+CODEX_VERSION="0.169.0"         # the Codex CLI every fact in docs/codex.md was measured on
 
 # Debian packages: tmux drives the interactive end-to-end tests.
 if ! command -v tmux >/dev/null 2>&1; then
@@ -61,6 +62,15 @@ if [ "$(cat "$ROOT/.tools/opencode/version" 2>/dev/null)" != "$OPENCODE_VERSION"
   echo "$OPENCODE_VERSION" > "$ROOT/.tools/opencode/version"
 fi
 
+# The pinned Codex CLI from npm, in the clone (never a global install): its launcher runs the native binary of
+# the optional dependency for this platform (@openai/codex-linux-x64), which npm installs beside it.
+if [ "$(cat "$ROOT/.tools/codex/version" 2>/dev/null)" != "$CODEX_VERSION" ]; then
+  rm -rf "$ROOT/.tools/codex"
+  mkdir -p "$ROOT/.tools/codex"
+  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/codex" "@openai/codex@$CODEX_VERSION" >/dev/null
+  echo "$CODEX_VERSION" > "$ROOT/.tools/codex/version"
+fi
+
 # The pinned TypeScript compiler, for `tsc --strict` over the bridge's client and every shim (scripts/typescript.py),
 # with the types the shims import: Node's (opencode's shim runs on Node's modules, and the client's tests on Node),
 # opencode's plugin API of its pinned version, and Claude Code's mod API. That one ships inside the CLI only: it
@@ -109,3 +119,4 @@ export SLASHKIT_PI="$ROOT/.tools/pi/node_modules/@earendil-works/pi-coding-agent
 export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"
 export SLASHKIT_CLAUDE="$ROOT/.tools/claude-code/node_modules/.bin/claude"
 export SLASHKIT_OPENCODE="$ROOT/.tools/opencode/node_modules/.bin/opencode"
+export SLASHKIT_CODEX="$ROOT/.tools/codex/node_modules/.bin/codex"

@@ -1,4 +1,5 @@
-"""A scripted OpenAI chat completions API on 127.0.0.1, for driving the real opencode offline.
+"""A scripted OpenAI API on 127.0.0.1, chat completions for driving the real opencode offline and the Responses
+API for the real Codex CLI.
 
 Standard library only. A test hands :class:`OpenAIServer` a script, a list of turns (:func:`text`,
 :func:`tool_call`, :func:`http_error`), and points opencode's `@ai-sdk/openai-compatible` provider at
@@ -11,9 +12,17 @@ Two side requests do not consume the script (measured on opencode 1.18.33): the 
 whose system prompt says "You are a title generator", gets :attr:`title`; compaction's, whose system prompt
 says "You are a context summarization agent", gets :attr:`summary`. A
 request for a turn the script does not hold gets a 400 (opencode errors the turn at once; a 5xx would be
-retried for ~70 s, measured on 1.18.33). Anything else answers 404. The server binds 127.0.0.1 on a free
-port, serves from daemon threads, and stops when its context exits or after `idle_timeout` seconds without
-a request.
+retried for ~70 s, measured on 1.18.33). Anything else answers 404.
+
+The Responses API (`POST /v1/responses`, what Codex sends with `wire_api = "responses"`; shapes measured on Codex
+0.169.0, docs/codex.md) takes turns from the same script and answers each with the Responses SSE events
+(`response.created`, `response.output_item.added`, text deltas, `response.output_item.done`,
+`response.completed`). A compaction request (its `x-codex-turn-metadata` header says `request_kind:
+"compaction"`) is kind `summary` and gets :attr:`summary`. A text turn with `hold` waits until the test sets it
+(at most HOLD_LIMIT seconds), so a test can interrupt a turn that is surely running.
+
+The server binds 127.0.0.1 on a free port, serves from daemon threads, and stops when its context exits or after
+`idle_timeout` seconds without a request.
 """
 
 from __future__ import annotations
@@ -23,13 +32,15 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Final, Literal
 
 JsonObject = dict[str, Any]
 RequestKind = Literal["main", "title", "summary", "other"]
+#: The longest a held turn waits for its test.
+HOLD_LIMIT: Final = 120.0
 
 #: What the small model's title request holds in its system prompt (measured on opencode 1.18.33).
 TITLE_MARK: Final = "title generator"
@@ -42,10 +53,12 @@ UNSCRIPTED: Final = "slashkit openai server: the script has no turn left for thi
 
 @dataclass(frozen=True)
 class TextTurn:
-    """The model answers with this text and ends its turn (`finish_reason: stop`), after `delay` seconds."""
+    """The model answers with this text and ends its turn (`finish_reason: stop`), after `delay` seconds and, when
+    `hold` is given, once the test sets it (at most HOLD_LIMIT seconds)."""
 
     text: str
     delay: float = 0.0
+    hold: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -68,8 +81,8 @@ class ErrorTurn:
 Turn = TextTurn | ToolTurn | ErrorTurn
 
 
-def text(answer: str, *, delay: float = 0.0) -> TextTurn:
-    return TextTurn(answer, delay)
+def text(answer: str, *, delay: float = 0.0, hold: threading.Event | None = None) -> TextTurn:
+    return TextTurn(answer, delay, hold)
 
 
 def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, delay: float = 0.0) -> ToolTurn:
@@ -94,20 +107,33 @@ class Recorded:
     at: float
     turn: Turn | None = None
 
+    headers: Mapping[str, str] = field(default_factory=dict)
+
     @property
     def messages(self) -> list[JsonObject]:
-        messages = (self.body or {}).get("messages") or []
+        """The conversation: chat completions' `messages`, or the Responses API's `input` messages."""
+        body = self.body or {}
+        messages = body.get("messages") or [i for i in body.get("input") or [] if _is_message(i)]
         return [m for m in messages if isinstance(m, dict)]
+
+    @property
+    def items(self) -> list[JsonObject]:
+        """The Responses API's whole `input`: messages, function calls and their outputs."""
+        return [i for i in (self.body or {}).get("input") or [] if isinstance(i, dict)]
 
     @property
     def tool_names(self) -> list[str]:
         tools = (self.body or {}).get("tools") or []
-        return [str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)]
+        return [str(_function(t).get("name")) for t in tools if isinstance(t, dict)]
 
     def tool(self, name: str) -> JsonObject | None:
         tools = (self.body or {}).get("tools") or []
-        found = (t.get("function") for t in tools if isinstance(t, dict))
-        return next((f for f in found if isinstance(f, dict) and f.get("name") == name), None)
+        found = (_function(t) for t in tools if isinstance(t, dict))
+        return next((f for f in found if f.get("name") == name), None)
+
+    def function_outputs(self) -> list[str]:
+        """The Responses API's `function_call_output` texts, oldest first."""
+        return [str(i.get("output")) for i in self.items if i.get("type") == "function_call_output"]
 
     def user_texts(self) -> list[str]:
         """The text of every user message, oldest first."""
@@ -125,6 +151,16 @@ class Recorded:
         return "\n".join(_text_of(m.get("content")) for m in self.messages)
 
 
+def _is_message(item: object) -> bool:
+    return isinstance(item, dict) and item.get("type", "message") == "message" and "role" in item
+
+
+def _function(tool: JsonObject) -> JsonObject:
+    """A tool's definition: chat completions nest it under `function`, the Responses API does not."""
+    nested = tool.get("function")
+    return nested if isinstance(nested, dict) else tool
+
+
 def _text_of(content: object) -> str:
     if isinstance(content, str):
         return content
@@ -133,14 +169,25 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def classify(method: str, path: str, body: JsonObject | None) -> RequestKind:
+def classify(method: str, path: str, body: JsonObject | None, headers: Mapping[str, str] | None = None) -> RequestKind:
     """Which kind of request this is; only `main` consumes a scripted turn."""
+    if method == "POST" and path.rstrip("/").endswith("/responses"):
+        return "summary" if _request_kind(headers or {}) == "compaction" else "main"
     if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
         return "other"
     system = "\n".join(_text_of(m.get("content")) for m in (body or {}).get("messages") or [] if _is_system(m))
     if TITLE_MARK in system:
         return "title"
     return "summary" if SUMMARY_MARK in system else "main"
+
+
+def _request_kind(headers: Mapping[str, str]) -> object:
+    """Codex's `x-codex-turn-metadata` header's `request_kind`: `turn` or `compaction` (measured on 0.169.0)."""
+    try:
+        metadata = json.loads(headers.get("x-codex-turn-metadata") or "{}")
+    except json.JSONDecodeError:
+        return None
+    return metadata.get("request_kind") if isinstance(metadata, dict) else None
 
 
 def _is_system(message: object) -> bool:
@@ -194,6 +241,43 @@ def _whole(model: str, turn: TextTurn | ToolTurn) -> JsonObject:
     }
 
 
+def _events(turn: TextTurn | ToolTurn) -> list[JsonObject]:
+    """The Responses API's SSE events for one turn, as Codex 0.169.0 reads them."""
+    response = {"id": f"resp_{uuid.uuid4().hex[:12]}", "object": "response", "status": "in_progress", "output": []}
+    item: JsonObject
+    deltas: list[JsonObject] = []
+    if isinstance(turn, TextTurn):
+        ident = f"msg_{uuid.uuid4().hex[:12]}"
+        item = {"type": "message", "id": ident, "role": "assistant", "status": "completed"}
+        item["content"] = [{"type": "output_text", "text": turn.text, "annotations": []}]
+        pieces = [turn.text[i : i + 40] for i in range(0, len(turn.text), 40)]
+        where = {"item_id": ident, "output_index": 0, "content_index": 0}
+        deltas = [{"type": "response.output_text.delta", **where, "delta": piece} for piece in pieces]
+        added = {**item, "status": "in_progress", "content": []}
+    else:
+        call = f"call_{uuid.uuid4().hex[:12]}"
+        item = {"type": "function_call", "id": f"fc_{call}", "call_id": call, "name": turn.name}
+        item |= {"arguments": json.dumps(dict(turn.arguments)), "status": "completed"}
+        added = item
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 15,
+    }
+    return [
+        {"type": "response.created", "response": response},
+        {"type": "response.output_item.added", "output_index": 0, "item": added},
+        *deltas,
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": [item], "usage": usage},
+        },
+    ]
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
@@ -207,19 +291,25 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self._read_body()
         owner = self.server.owner
-        kind = classify("POST", self.path, body)
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        kind = classify("POST", self.path, body, headers)
         if kind == "other":
-            owner.record(Recorded("POST", self.path, body, kind, time.monotonic()))
+            owner.record(Recorded("POST", self.path, body, kind, time.monotonic(), headers=headers))
             self._answer_json(404, {"error": {"message": f"no POST {self.path}"}})
             return
         side = {"title": owner.title, "summary": owner.summary}
         turn: Turn = TextTurn(side[kind]) if kind in side else owner.take_turn()
-        owner.record(Recorded("POST", self.path, body, kind, time.monotonic(), turn))
+        owner.record(Recorded("POST", self.path, body, kind, time.monotonic(), turn, headers))
         if isinstance(turn, ErrorTurn):
             error = {"message": turn.message, "type": "invalid_request_error", "code": None}
             self._answer_json(turn.status, {"error": error})
             return
         time.sleep(turn.delay)
+        if isinstance(turn, TextTurn) and turn.hold is not None:
+            turn.hold.wait(HOLD_LIMIT)
+        if self.path.rstrip("/").endswith("/responses"):
+            self._stream_events(_events(turn))
+            return
         model = str((body or {}).get("model") or "scripted")
         if (body or {}).get("stream") is False:
             self._answer_json(200, _whole(model, turn))
@@ -254,6 +344,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+    def _stream_events(self, events: list[JsonObject]) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for event in events:
+                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client dropped the request (an interrupted turn)
 
 
 class _Server(ThreadingHTTPServer):

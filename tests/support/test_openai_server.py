@@ -102,3 +102,45 @@ def test_a_compaction_request_takes_no_turn_of_the_script() -> None:
         _, body = post(server, ask([{"role": "system", "content": system}, {"role": "user", "content": "x"}]))
         assert server.turns_left == 1
     assert "Short summary" in body
+
+
+def respond(server: OpenAIServer, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, str]:
+    host, port = server.url.split("//")[1].split("/")[0].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    sent = {"content-type": "application/json", **(headers or {})}
+    connection.request("POST", "/v1/responses", json.dumps(body), sent)
+    response = connection.getresponse()
+    return response.status, response.read().decode()
+
+
+def events(stream: str) -> list[Any]:
+    return [json.loads(line[len("data: ") :]) for line in stream.splitlines() if line.startswith("data: ")]
+
+
+def test_the_responses_api_streams_a_text_answer_and_a_function_call_as_codex_reads_them() -> None:
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+    with OpenAIServer([text("Hello"), tool_call("fail", {"reason": "no"})]) as server:
+        _, answer = respond(server, {"model": "m", "stream": True, "input": [user]})
+        _, call = respond(server, {"model": "m", "stream": True, "input": [user]})
+        assert server.main_requests[0].last_user_text() == "hi"
+    said = events(answer)
+    assert [e["type"] for e in said] == [
+        "response.created",
+        "response.output_item.added",
+        "response.output_text.delta",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert said[-1]["response"]["output"][0]["content"][0]["text"] == "Hello"
+    item = events(call)[-1]["response"]["output"][0]
+    assert (
+        item["type"] == "function_call" and item["name"] == "fail" and json.loads(item["arguments"]) == {"reason": "no"}
+    )
+
+
+def test_a_responses_compaction_request_gets_the_summary_and_takes_no_turn() -> None:
+    metadata = json.dumps({"request_kind": "compaction"})
+    with OpenAIServer([text("scripted")], summary="THE SUMMARY") as server:
+        _, answer = respond(server, {"model": "m", "input": []}, {"x-codex-turn-metadata": metadata})
+        assert server.turns_left == 1 and [r.kind for r in server.requests] == ["summary"]
+    assert events(answer)[-1]["response"]["output"][0]["content"][0]["text"] == "THE SUMMARY"

@@ -22,8 +22,8 @@ EXIT_STATUS = """\
 exit status:
   run           0 the chain ended with success as its last status, as a shell's $?, or a command
                   alone ran; 1 the chain ended with a failure or was cancelled, or the command alone
-                  failed; 2 bad usage; 4 Claude Code could not start or exited first, or the timeout
-                  passed
+                  failed; 2 bad usage; 4 Claude Code (or Codex) could not start or exited first, or
+                  the timeout passed
   play          0 the chain ended with success as its last status, or a command alone ran; 1 it ended
                   with a failure, or the command alone failed; 2 bad usage
   claude-code   0 done; 1 a file or folder could not be written; 2 bad usage
@@ -38,6 +38,7 @@ examples:
   slashkit run "/cost && /context && /usage"
   slashkit run "/review the diff && /test" --model sonnet --json
   slashkit run "/greet Bob" --permission-mode acceptEdits -- --max-turns 3
+  slashkit run --host codex "/greet Bob && /compact && /greet Carol" -- -c model=o3
   claude --plugin-dir "$(slashkit claude-code plugin-dir slash-chain)"
   claude plugin marketplace add "$(slashkit claude-code marketplace)"
   slashkit opencode install          (then start opencode in this project)
@@ -67,7 +68,7 @@ def _main(given: list[str]) -> int:
     ours, claude_args = (given[: given.index("--")], given[given.index("--") + 1 :]) if "--" in given else (given, [])
     args = parser.parse_args(ours)
     if claude_args and args.command != "run":
-        args.usage.error("only run passes options after -- (to Claude Code)")
+        args.usage.error("only run passes options after -- (to Claude Code, or Codex)")
     match args.command:
         case "run":
             return _run(args.usage, args, claude_args)
@@ -152,6 +153,13 @@ def _parser() -> argparse.ArgumentParser:
         epilog='example: slashkit run "/review the diff && /test" --model sonnet -- --max-turns 5',
     )
     run.add_argument("chain", help='the commands, as typed: "/a x && /b y", or one command alone')
+    run.add_argument(
+        "--host",
+        choices=("claude-code", "codex"),
+        default="claude-code",
+        help="the agent CLI: Claude Code on the Agent SDK (default), or Codex's app-server (docs/codex.md)",
+    )
+    run.add_argument("--codex", help="the Codex CLI (default: $SLASHKIT_CODEX, else `codex` on PATH)")
     run.add_argument("--cwd", default=".", help="the project folder the session runs in (default: here)")
     run.add_argument(
         "--claude",
@@ -190,9 +198,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="treat /NAME as a command that hands the model a prompt whose turn ends with an answer",
     )
-    play.add_argument(
-        "--fail", action="append", default=[], metavar="NAME", help="treat /NAME as a command that fails"
-    )
+    play.add_argument("--fail", action="append", default=[], metavar="NAME", help="treat /NAME as a command that fails")
 
     code = _command(
         commands,
@@ -348,6 +354,10 @@ def _run(usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: 
         usage.error(f"--cwd {cwd} is not a folder")
     if not args.chain.startswith("/"):
         usage.error(f"a chain starts with a slash command, as typed: {args.chain[:200]!r}")
+    if args.host == "codex":
+        return _run_codex(usage, args, cwd, claude_args)
+    if args.codex is not None:
+        usage.error("--codex is for --host codex")
     # The SDK's import costs ~0.7 s (measured on claude-agent-sdk 0.2.184): only `run` pays it.
     try:
         from slashkit.adapters.sdk import bundled, terminal
@@ -379,6 +389,25 @@ def _run(usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: 
         permission_mode=args.permission_mode,
         allowed_tools=tuple(t.strip() for t in args.allowed_tools.split(",") if t.strip()),
         claude_args=tuple(claude_args),
+    )
+    return terminal.run(settings)
+
+
+def _run_codex(usage: argparse.ArgumentParser, args: argparse.Namespace, cwd: Path, codex_args: Sequence[str]) -> int:
+    from slashkit.adapters.codex import terminal
+    from slashkit.adapters.harness.loop import Harness
+
+    claude_only = {"--claude": args.claude, "--model": args.model, "--permission-mode": args.permission_mode}
+    given = [name for name, value in claude_only.items() if value] + (["--allowed-tools"] if args.allowed_tools else [])
+    if given:
+        usage.error(f"{', '.join(given)}: Claude Code's options; to configure Codex, pass -- -c KEY=VALUE")
+    if len(args.chain) > Harness.max_typed:
+        usage.error(f"a chain holds at most {Harness.max_typed:,} characters, not {len(args.chain):,}")
+    codex = args.codex or os.environ.get("SLASHKIT_CODEX") or shutil.which("codex")
+    if codex is None:
+        usage.error("no Codex CLI: install @openai/codex, or pass --codex PATH")
+    settings = terminal.Settings(
+        chain=args.chain, cwd=cwd, codex=codex, timeout=args.timeout, json=args.json, codex_args=tuple(codex_args)
     )
     return terminal.run(settings)
 

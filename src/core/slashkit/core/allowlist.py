@@ -82,5 +82,18 @@ PI: Final = Allowlist(
     safe={"compact": "pi's /compact, run through the extension API's ctx.compact(); no setting changes"},
 )
 
+#: Codex 0.169.0 (`codex app-server`): slash commands do not exist there (a typed `/compact` is text to the model),
+#: so the built-ins are the app-server methods slashkit's Codex host runs for a `/name` (measured on 0.169.0,
+#: docs/codex.md): `compact` (`thread/compact/start`), `review` (`review/start`, a review turn of the model) and
+#: `new` (`thread/start`: the steps after it run in a fresh thread, without the conversation so far).
+CODEX: Final = Allowlist(
+    host="Codex 0.169.0",
+    builtins=frozenset({"compact", "review", "new"}),
+    safe={
+        "compact": "thread/compact/start: summarises the thread so far in its place; no setting changes",
+        "review": _PROMPT + " (review/start: the model reviews, under the thread's own sandbox and approvals)",
+    },
+)
+
 #: Every host's list, by the name a shim's installer passes the helper (`--host`).
 HOSTS: Final[Mapping[str, Allowlist]] = {"claude-code": CLAUDE_CODE, "opencode": OPENCODE, "pi": PI}

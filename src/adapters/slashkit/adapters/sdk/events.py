@@ -1,96 +1,36 @@
-"""What a harness sees while the SDK host runs what it typed: steps starting, their output as it comes, how
-each ended, and how a chain ended, as typed values. Nothing here talks to the SDK."""
+"""What a harness sees while the SDK host runs what it typed: the harness events every harness host shares
+(`slashkit.adapters.harness.events`), and each message of the SDK's stream. Nothing here talks to the SDK."""
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from slashkit.core import texts
-from slashkit.core.chain import Step
-from slashkit.core.chain_machine import Outcome
+from slashkit.adapters.harness.events import (
+    ChainEnded,
+    CommandStarted,
+    Line,
+    Notice,
+    Output,
+    StepEnd,
+    StepEnded,
+    StepStarted,
+)
 
 if TYPE_CHECKING:
     from claude_agent_sdk import Message as SdkMessage
 
-# Events, in the order they happen
-
-
-@frozen
-class Line:
-    """A transcript line the core wrote, as the Claude Code plugin logs it: `2/3: /test`, `skipped 3/3: ...`,
-    `all 3 command(s) ran`."""
-
-    text: str
-
-
-@frozen
-class StepStarted:
-    """Step `index` of `total` of a chain starts: its query goes to the session now."""
-
-    index: int
-    total: int
-    step: Step
-
-    @property
-    def line(self) -> str:
-        """The transcript line: `2/3: /test`."""
-        return texts.step_text(self.index, self.total, self.step)
-
-
-@frozen
-class CommandStarted:
-    """A command outside a chain starts: one the harness typed alone, or a built-in the model queued."""
-
-    step: Step
-    queued: bool = False
-
-
-@frozen
-class Output:
-    """Text the running query produced, as it came: a command's output, or the model's text. `index` is the
-    chain step's, 0 outside a chain."""
-
-    index: int
-    text: str
-
-
-StepEnd = Literal["ran", "failed", "answer", "error", "aborted", "refusal", "max_turns", "unknown"]
-
-
-@frozen
-class StepEnded:
-    """The query of step `index` (0 outside a chain) ended. `how` is `ran` (a local command), `failed` (it
-    did not run; `output` says why), or how the model's turn ended (`answer` when it answered). `output` is
-    the command's text or the model's final answer: what a `|` hands on."""
-
-    index: int
-    step: Step
-    how: StepEnd
-    output: str
-
-    @property
-    def ok(self) -> bool:
-        """Tells whether the step ended well (it ran, or its turn ended with an answer)."""
-        return self.how in ("ran", "answer")
-
-
-@frozen
-class ChainEnded:
-    """The chain ended this way (its last line came just before, as a `Line`)."""
-
-    outcome: Outcome
-
-    @property
-    def ok(self) -> bool:
-        """Tells whether the chain ran to its end with a last status of success (exit status 0)."""
-        return self.outcome.ended_well
-
-
-@frozen
-class Notice:
-    """A passing notice for the person (a queued built-in that did not run)."""
-
-    text: str
+__all__ = [
+    "ChainEnded",
+    "CommandStarted",
+    "Event",
+    "Line",
+    "Message",
+    "Notice",
+    "Output",
+    "StepEnd",
+    "StepEnded",
+    "StepStarted",
+]
 
 
 @frozen

@@ -6,21 +6,30 @@ from typing import Final
 
 from attrs import frozen
 
+from slashkit.adapters.harness.loop import (
+    HARNESS_ORIGIN,
+    HARNESS_TEXT,
+    Ended,
+    run_ended,
+    step_note,
+    told,
+    tool_answer,
+)
 from slashkit.adapters.sdk.events import StepEnd
-from slashkit.core import chain_machine as m
 from slashkit.core import session as s
-from slashkit.core import texts
-from slashkit.core.js_text import js_trim_end
-from slashkit.core.policy import Denied
 
-#: The origin of what the harness types for the person: their own input, which may run anything and cancels a
-#: running chain (slashkit.core.policy). Claude Code's own name for an SDK host's turn, `sdk`, is the person's
-#: typing too but keeps the seed's rule that it does not cancel a chain; a harness's next prompt does, so the
-#: host names it as the person's input from outside the composer: `bridge`.
-HARNESS_ORIGIN: Final = "bridge"
-#: The origin of text a harness sends that it does not mark as the person's (`SlashSession.run(..., by_person=
-#: False)`: a model's output, a message from elsewhere): it runs only what anyone may run.
-HARNESS_TEXT: Final = "harness"
+__all__ = [
+    "HARNESS_ORIGIN",
+    "HARNESS_TEXT",
+    "QueryEnd",
+    "run_ended",
+    "step_end",
+    "step_ended",
+    "step_note",
+    "tool_answer",
+    "turn_reason",
+    "unknown_command_text",
+]
 
 #: How the session's turn ended, by the ResultMessage's `terminal_reason` (measured on claude-agent-sdk 0.2.184
 #: with Claude Code 2.1.328: `aborted_streaming` after `interrupt()`, `api_error` after an HTTP 400 or 500).
@@ -89,41 +98,6 @@ def turn_reason(end: QueryEnd) -> StepEnd:
 
 
 def step_ended(token: int, end: QueryEnd, text: str) -> tuple[s.Event, ...]:
-    """The core events a chain step's query ending becomes: its run resolved or threw, then (for a prompt) its
-    turn ended. `text` is the query's; a prompt whose hook did not fire is handed to the core first (the model
-    took a turn all the same), which a step that no longer waits on its run ignores."""
+    """The core events a chain step's query ending becomes (`slashkit.adapters.harness.loop.told`)."""
     how, output = step_end(end)
-    if how in ("ran", "failed"):
-        return (run_ended(token, how, output),)
-    handed = () if end.prompted else (m.PromptHanded(text),)
-    return (*handed, s.RunEnded(token), m.TurnEnded(how, None, output))
-
-
-def run_ended(token: int, how: StepEnd, output: str) -> s.RunEnded:
-    """The end of a run as the core reads it: it threw when it failed (`output` says why), else it resolved with
-    its text."""
-    return s.RunEnded(token, output) if how == "failed" else s.RunEnded(token, None, output)
-
-
-def step_note(prompt: str, reply: s.Reply) -> str | None:
-    """The note the model reads after a chained step's prompt: what the core appended to it, if anything.
-
-    >>> step_note("/b x", m.PromptText("/b x\\n\\n[slash-chain] note"))
-    '[slash-chain] note'
-    >>> step_note("/b x", None) is None
-    True
-    """
-    if not isinstance(reply, m.PromptText):
-        return None
-    return reply.text.removeprefix(js_trim_end(prompt)).lstrip("\n") or None
-
-
-def tool_answer(reply: s.Reply) -> tuple[str, bool]:
-    """The answer of a tool of slashkit's (the fail tool, the self-command tool) for the core's reply: its text,
-    and whether it is a refusal."""
-    match reply:
-        case m.ToolAnswered(text):
-            return text, False
-        case Denied(text):
-            return text, True
-    return texts.FAIL_NOTHING_WAITS, True
+    return told(token, Ended(how, output, end.prompted), text)

@@ -27,25 +27,14 @@ from claude_agent_sdk import (
 )
 
 from slashkit.adapters.bridge.bridge import HARNESS_VARIABLE
-from slashkit.adapters.memory import DictStore
-from slashkit.adapters.sdk.agenda import Agenda, Query, SettingStore, chain_of, started_by
-from slashkit.adapters.sdk.events import CommandStarted, Event, Message, Output, StepEnded
-from slashkit.adapters.sdk.mapping import (
-    HARNESS_ORIGIN,
-    HARNESS_TEXT,
-    QueryEnd,
-    run_ended,
-    step_end,
-    step_ended,
-    step_note,
-    tool_answer,
-    unknown_command_text,
-)
+from slashkit.adapters.harness.agenda import SettingStore
+from slashkit.adapters.harness.loop import HARNESS_ORIGIN, Ended, Harness, step_note, tool_answer
+from slashkit.adapters.sdk.events import Event, Message, Output
+from slashkit.adapters.sdk.mapping import QueryEnd, step_end
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE
-from slashkit.core.chain import Step, holds_chain
 from slashkit.core.policy import rule_for
 from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
 
@@ -75,7 +64,7 @@ HARNESS_MARK: Final = {HARNESS_VARIABLE: "sdk"}
 MAX_TYPED: Final = 100_000
 
 
-class SlashSession:
+class SlashSession(Harness[Message]):
     """A Claude Agent SDK session that runs what the harness types the way a person's Claude Code would, plus
     slash chains: `async for event in session.run("/review && /test")`.
 
@@ -97,18 +86,14 @@ class SlashSession:
         store: SettingStore | None = None,
         allow: Iterable[str] = (),
     ) -> None:
-        self._rule = rule_for(CLAUDE_CODE, " ".join(allow))
-        self._agenda = Agenda(s.opened(self._rule, language=language), store or DictStore())
+        super().__init__(rule_for(CLAUDE_CODE, " ".join(allow)), language, store)
         self._self_commands = self_commands
         self._lock = asyncio.Lock()
         self._in_flight: str | None = None
         self._is_step = False
         self._prompted = False
-        self._reported_failed = False
-        self._known: frozenset[str] | None = None
         #: Why the SDK stopped reading the session, once it did.
         self._unreadable: str | None = None
-        self._builtins: Collection[str] = frozenset()
         base = client.options if client is not None else (options or ClaudeAgentOptions())
         amended = self._amend(base)
         if client is None:
@@ -143,158 +128,19 @@ class SlashSession:
             # in some it is still held here (slashkit run drops that one leftover's report).
             gc.collect()
 
-    # What the harness types
-
-    async def run(self, text: str, *, by_person: bool = True) -> AsyncIterator[Event]:
-        """Types `text` as the person would and yields what happens until it is over: a chain's steps and how
-        it ended, a single command's output, or the model's answer to a prompt.
-
-        Anything but a chain (a prompt, a command alone) cancels a running chain first, as the person's own
-        prompt does; a new chain cancels it too, then starts. Text the person did not type (a model's output, a
-        message from elsewhere) is `by_person=False`: then only what anyone may run runs (a built-in off the
-        allowlist is answered with the refusal, in a chain or alone), and it cancels nothing. A text of more than
-        MAX_TYPED characters is refused with a ValueError before anything is sent.
-        """
-        if len(text) > MAX_TYPED:
-            raise ValueError(f"the text is {len(text):,} characters, over the {MAX_TYPED:,} one query may hold")
-        command, _, args = text.removeprefix("/").partition(" ")
-        origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
-        chained = text.startswith("/") and holds_chain(args)
-        listed = (tuple(self._builtins), tuple(self._known or ()))
-        alone = text.startswith("/") and not chained
-        if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
-            for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
-                yield event
-            return
-        if text.startswith("/") and command == CHAIN_COMMAND:
-            for event in self._answer(Step(command, args), self._chain_command(args)):
-                yield event
-            return
-        if not chained:
-            async for event in self._alone(text, origin):
-                yield event
-            return
-        moved = self._agenda.move(m.ChainTyped(command, args, origin, self._agenda.enabled, *listed))
-        first: Query | None = None
-        match moved.reply:
-            case s.RunTyped(head, token):
-                first = Query(Step(command, head), token, started_by(moved))
-            case m.CommandAnswer(answer):
-                # The typed command itself is not to run (the refusal rule); the chain goes on from a timer.
-                for event in self._answer(Step(command, args), answer):
-                    yield event
-            case _:
-                # Not a chain to run (slash chains are off): the command runs as typed.
-                async for event in self._alone(text, origin):
-                    yield event
-                return
-        async for event in self._queries(chain_of(moved), first):
-            yield event
-
-    def status(self) -> str:
-        """`/slash-chain`: `on · no chain runs`, or the running step and what it waits for."""
-        return self._chain_command("")
-
-    def stop(self) -> str:
-        """`/slash-chain stop`: cancels the running chain once its step's query ended."""
-        return self._chain_command("stop")
-
-    def on(self) -> str:
-        """`/slash-chain on`: typed chains run step after step."""
-        return self._chain_command("on")
-
-    def off(self) -> str:
-        """`/slash-chain off`: a chain typed from now on runs as typed, one command; a running one is cancelled."""
-        return self._chain_command("off")
-
     async def interrupt(self) -> None:
         """Interrupts the model's turn: a chain whose step it was stops (its turn ended with `aborted`)."""
         await self.client.interrupt()
 
-    def _chain_command(self, args: str) -> str:
-        """`/slash-chain args`: the text the command answers."""
-        reply = self._agenda.move(m.ChainCommandTyped(args, self._agenda.enabled)).reply
-        return reply.text if isinstance(reply, m.CommandAnswer) else ""
+    # One query: the harness loop (slashkit.adapters.harness.loop) sends each run the core asks for through this
 
-    # Drivers
-
-    async def _queries(self, chain: int | None, query: Query | None = None) -> AsyncIterator[Event]:
-        """Sends the runs the core asks for, one query each, until none is left: this chain's steps, and the
-        built-ins the model queued during a turn, each once that turn ended. A step's line and report come just
-        before its query, and what is left once nothing more runs."""
-        while True:
-            if query is None:
-                query = self._agenda.next_run()
-            if query is None or query.started is not None:
-                for event in self._agenda.flush(chain):
-                    yield event
-            if query is None:
-                return
-            async for event in self._step(query) if query.started is not None else self._builtin(query):
-                yield event
-            query = None
-
-    async def _step(self, query: Query) -> AsyncIterator[Event]:
-        step, index = query.step, query.index
-        if step.command == CHAIN_COMMAND:
-            answer = self._chain_command(step.args)
-            for event in self._answer(step, answer, index):
-                yield event
-            self._agenda.move(s.RunEnded(query.token, None, answer))
-            return
-        if self._known is not None and step.command not in self._known:
-            # measured on Claude Code 2.1.328: the SDK session hands an unknown command to the model as text
-            why = unknown_command_text(step.command)
-            yield StepEnded(index, step, "failed", why)
-            self._agenda.move(s.RunEnded(query.token, why))
-            return
-        end = QueryEnd(is_error=True, num_turns=0, result="")
-        async for item in self._query(step.name, index, is_step=True):
+    async def _send(self, text: str, index: int, *, is_step: bool) -> AsyncIterator[Event | Ended]:
+        async for item in self._query(text, index, is_step=is_step):
             if isinstance(item, QueryEnd):
-                end = item
+                how, output = step_end(item)
+                yield Ended(how, output, item.prompted)
             else:
                 yield item
-        how, output = step_end(end)
-        # A step the model reported with the fail tool has already stopped the chain; the core ignores the rest.
-        yield StepEnded(index, step, "failed" if self._reported_failed else how, output)
-        for told in step_ended(query.token, end, step.name):
-            self._agenda.move(told)
-
-    async def _alone(self, text: str, origin: str) -> AsyncIterator[Event]:
-        self._agenda.move(m.PromptSubmitted(text, origin))
-        command, _, args = text.removeprefix("/").partition(" ")
-        step = Step(command, args) if text.startswith("/") else Step("", text)
-        if text.startswith("/"):
-            yield CommandStarted(step)
-            if self._known is not None and command not in self._known:
-                # Fails at once, as the same command does in a chain: the session would hand it to the model.
-                yield StepEnded(0, step, "failed", unknown_command_text(command))
-                return
-        end = QueryEnd(is_error=True, num_turns=0, result="")
-        async for item in self._query(text, 0, is_step=False):
-            if isinstance(item, QueryEnd):
-                end = item
-            else:
-                yield item
-        how, output = step_end(end)
-        yield StepEnded(0, step, how, output)
-        async for event in self._queries(None):
-            yield event
-
-    async def _builtin(self, query: Query) -> AsyncIterator[Event]:
-        """Runs a built-in the model queued during the turn that just ended; the core turns its failure into a
-        notice (it has no turn left to answer)."""
-        step = query.step
-        yield CommandStarted(step, queued=True)
-        end = QueryEnd(is_error=True, num_turns=0, result="")
-        async for item in self._query(step.name, 0, is_step=False):
-            if isinstance(item, QueryEnd):
-                end = item
-            else:
-                yield item
-        how, output = step_end(end)
-        yield StepEnded(0, step, how, output)
-        self._agenda.move(run_ended(query.token, how, output))
 
     async def _query(self, text: str, index: int, *, is_step: bool) -> AsyncIterator[Event | QueryEnd]:
         """Sends one query and yields its messages and output until its ResultMessage, then how it ended. Once the
@@ -324,9 +170,6 @@ class SlashSession:
                 self._unreadable = f"Claude Code sent a message the SDK cannot read ({error.original_error})"[:300]
                 yield unread(self._unreadable)
             self._in_flight = None
-
-    def _answer(self, step: Step, text: str, index: int = 0) -> list[Event]:
-        return [Output(index, text), StepEnded(index, step, "ran", text), *self._agenda.flush(None)]
 
     # Hooks and tools: the SDK calls these on the session's event loop
 

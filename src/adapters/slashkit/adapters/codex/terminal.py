@@ -1,0 +1,70 @@
+"""`slashkit run --host codex`: one Codex thread, the chain typed into it, each event printed as it comes (text or
+JSON lines, as `slashkit run` prints the SDK host's), and the exit status."""
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from attrs import frozen
+
+from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE
+from slashkit.adapters.codex.host import CodexSession
+from slashkit.adapters.codex.rpc import CodexGone, RpcError
+from slashkit.adapters.harness.events import ChainEnded, StepEnded
+from slashkit.adapters.harness.terminal import EXIT, Ended, Printer, ended_by, first_line
+
+
+@frozen
+class Settings:
+    """What `slashkit run --host codex` was asked for: `codex_args` go to `codex` before `app-server` as they are
+    (`-c key=value`, `--profile NAME`)."""
+
+    chain: str
+    cwd: Path
+    codex: str
+    timeout: float
+    json: bool = False
+    codex_args: tuple[str, ...] = ()
+
+
+def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Runs the chain in a new Codex thread and prints it; returns the exit status."""
+    return asyncio.run(_run(settings, out, err))
+
+
+async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
+    printer = Printer(out, err, settings.json)
+    try:
+        ended = await asyncio.wait_for(_play(settings, printer), timeout=settings.timeout)
+    except TimeoutError:
+        ended = "timeout"
+        printer.problem(f"no end after {settings.timeout:g} s")
+    except (CodexGone, RpcError) as error:
+        ended = "exited"
+        printer.problem(f"Codex ended first: {first_line(str(error))}")
+    finally:
+        printer.progress_done()
+    printer.outcome(ended)
+    return EXIT[ended]
+
+
+async def _play(settings: Settings, printer: Printer) -> Ended:
+    ended: Ended = "single"
+    alone = True
+    allowed = os.environ.get(ALLOW_VARIABLE, "").split()
+    codex = [settings.codex, *settings.codex_args]
+    async with CodexSession(codex, cwd=str(settings.cwd.resolve()), allow=allowed) as session:
+        async for event in session.run(settings.chain):
+            printer.show(event)
+            match event:
+                case ChainEnded():
+                    ended = ended_by(event)
+                case StepEnded(index=0) if alone:
+                    alone = False
+                    if not event.ok:
+                        ended = "single_failed"
+                        why = first_line(event.output) or f"its turn ended with {event.how}"
+                        printer.problem(f"{event.step.name} failed: {why}")
+    return ended

@@ -1,0 +1,123 @@
+"""The core's session as a harness host (the Agent SDK's, Codex's) holds it, and what its effects leave the host to
+do on its own schedule.
+
+Every hook, tool and step moves `slashkit.core.session` by one event here. The host sends one query (one turn) at
+a time, so it carries out the effects in its own order: a timer (`After`) is due once the query in flight ended, and
+fires then; a run (`Run`) is the next query; the core's lines, notices and reports become the harness's events,
+kept until the `run` that iterates them yields them. Nothing here talks to a host.
+"""
+
+from collections import deque
+from typing import Protocol
+
+from attrs import define, field, frozen
+
+from slashkit.adapters.harness.events import ChainEnded, Event, Line, Notice, StepStarted
+from slashkit.core import chain_machine as m
+from slashkit.core import session as s
+from slashkit.core.chain import Step
+
+
+class SettingStore(Protocol):
+    """Where the on/off setting lives: the host reads it before each chain (and passes it to the core, which only
+    writes it); a harness that shares it across sessions passes its own."""
+
+    def get(self, key: str) -> object: ...
+
+    def set(self, key: str, value: object) -> None: ...
+
+
+@frozen
+class Query:
+    """A run the core asked for (a `Run` effect, or the head a `RunTyped` reply names), as the query the host sends
+    for it; its end goes back with `token`. `started` is the chain step it runs, as the core reported it when the
+    step started; None for a built-in the model queued."""
+
+    step: Step
+    token: int
+    started: s.StepStarted | None = None
+
+    @property
+    def index(self) -> int:
+        """The step's index in its chain; 0 for a built-in the model queued."""
+        return 0 if self.started is None else self.started.index
+
+
+def started_by(moved: s.Moved) -> s.StepStarted | None:
+    """The step a move started, if any (the core reports it beside the timer or the head's run it asks for)."""
+    return next((effect for effect in moved.effects if isinstance(effect, s.StepStarted)), None)
+
+
+def chain_of(moved: s.Moved) -> int | None:
+    """The chain a typed chain's move started: the one its last report is about (a chain the typing cancelled
+    ended first); None when it reported nothing."""
+    chains = [effect.chain for effect in moved.effects if isinstance(effect, s.StepStarted | m.ChainEnded)]
+    return chains[-1] if chains else None
+
+
+@define
+class Agenda:
+    """The core's session and what its effects left to do: the tokens of the timers it started (each with the
+    step it starts, if any), the runs it asked for, and the harness events not yet yielded (the lines and notices
+    for whichever `run` yields next, the reports for the `run` that iterates their chain)."""
+
+    session: s.Session
+    store: SettingStore
+    _due: deque[tuple[int, s.StepStarted | None]] = field(factory=deque)
+    _runs: deque[Query] = field(factory=deque)
+    _loose: list[Event] = field(factory=list)
+    _chains: dict[int, list[Event]] = field(factory=dict)
+
+    @property
+    def enabled(self) -> bool:
+        """The on/off setting, read before each event that needs it: a harness may share it across sessions."""
+        return s.enabled(self.store.get(s.ENABLED_KEY))
+
+    @property
+    def due(self) -> int:
+        """Counts the timers that have not fired."""
+        return len(self._due)
+
+    def move(self, event: s.Event, started: s.StepStarted | None = None) -> s.Moved:
+        """Moves the session by one event and takes on what it says to do; the move's reply answers the hook.
+        `started` is the step a timer that fires starts: the run its firing asks for is that step's."""
+        moved = s.on_event(self.session, event)
+        self.session = moved.session
+        started = started_by(moved) or started
+        for effect in moved.effects:
+            self._take(effect, started)
+        return moved
+
+    def next_run(self) -> Query | None:
+        """The next query to send, once the one in flight ended: every timer is due then, and fires (timers the
+        firing starts too), in the order the core started them."""
+        while self._due:
+            token, started = self._due.popleft()
+            self.move(s.TimerFired(token), started)
+        return self._runs.popleft() if self._runs else None
+
+    def flush(self, chain: int | None) -> list[Event]:
+        """The events not yet yielded, for the `run` that iterates this chain (None: it runs none)."""
+        events = [*self._loose, *(self._chains.pop(chain, []) if chain is not None else [])]
+        self._loose.clear()
+        return events
+
+    def _take(self, effect: s.Effect, started: s.StepStarted | None) -> None:
+        match effect:
+            case m.Log(text):
+                self._loose.append(Line(text))
+            case s.Toast(text):
+                self._loose.append(Notice(text))
+            case s.After(token=token):
+                self._due.append((token, started))
+            case s.Run(command, args, token):
+                self._runs.append(Query(Step(command, args), token, started))
+            case m.SaveEnabled(on):
+                self.store.set(s.ENABLED_KEY, on)
+            case s.StepStarted(chain, index, total, step):
+                self._chains.setdefault(chain, []).append(StepStarted(index, total, step))
+            case m.ChainEnded(chain, outcome):
+                self._chains.setdefault(chain, []).append(ChainEnded(outcome))
+            case s.Invalidate():
+                # Only a session started inside lich asks it (`SessionStarted`), which this host never sends.
+                pass

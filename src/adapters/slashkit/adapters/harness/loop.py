@@ -1,0 +1,275 @@
+"""The driving loop every harness host shares (the Agent SDK's, Codex's): what the harness types becomes the core's
+events, each run the core asks for becomes one query (one turn) of the host, sent one at a time, and its end goes
+back to the core. A host says only how to send one query and how it ended (`Harness._send`), and how to interrupt.
+"""
+
+from collections.abc import AsyncIterator, Collection
+from typing import Final, Generic, TypeVar
+
+from attrs import frozen
+
+from slashkit.adapters.harness.agenda import Agenda, Query, SettingStore, chain_of, started_by
+from slashkit.adapters.harness.events import CommandStarted, Event, Output, StepEnd, StepEnded
+from slashkit.adapters.memory import DictStore
+from slashkit.core import chain_machine as m
+from slashkit.core import session as s
+from slashkit.core import texts
+from slashkit.core.chain import Step, holds_chain
+from slashkit.core.js_text import js_trim_end
+from slashkit.core.policy import Denied, Rule
+from slashkit.core.texts import CHAIN_COMMAND
+
+#: The origin of what the harness types for the person: their own input, which may run anything and cancels a
+#: running chain (slashkit.core.policy). Claude Code's own name for an SDK host's turn, `sdk`, is the person's
+#: typing too but keeps the seed's rule that it does not cancel a chain; a harness's next prompt does, so the
+#: host names it as the person's input from outside the composer: `bridge`.
+HARNESS_ORIGIN: Final = "bridge"
+#: The origin of text a harness sends that it does not mark as the person's (`run(..., by_person=False)`: a
+#: model's output, a message from elsewhere): it runs only what anyone may run.
+HARNESS_TEXT: Final = "harness"
+
+#: A host's own messages, yielded to a harness that shows everything (the SDK's `Message`, Codex's `Raw`).
+M = TypeVar("M")
+
+
+@frozen
+class Ended:
+    """How one query (one turn) of the host ended: `how` in the core's words, its `output` (what a `|` hands on,
+    or why it failed), and whether the core was already handed its prompt (`PromptHanded`)."""
+
+    how: StepEnd
+    output: str
+    prompted: bool = False
+
+
+def told(token: int, ended: Ended, text: str) -> tuple[s.Event, ...]:
+    """The core events a chain step's query ending becomes: its run resolved or threw, then (for a prompt) its
+    turn ended. `text` is the query's; a prompt not handed to the core yet is handed first (the model took a turn
+    all the same), which a step that no longer waits on its run ignores."""
+    if ended.how in ("ran", "failed"):
+        return (run_ended(token, ended.how, ended.output),)
+    handed = () if ended.prompted else (m.PromptHanded(text),)
+    return (*handed, s.RunEnded(token), m.TurnEnded(ended.how, None, ended.output))
+
+
+def run_ended(token: int, how: StepEnd, output: str) -> s.RunEnded:
+    """The end of a run as the core reads it: it threw when it failed (`output` says why), else it resolved with
+    its text."""
+    return s.RunEnded(token, output) if how == "failed" else s.RunEnded(token, None, output)
+
+
+def step_note(prompt: str, reply: s.Reply) -> str | None:
+    """The note the model reads after a chained step's prompt: what the core appended to it, if anything.
+
+    >>> step_note("/b x", m.PromptText("/b x\\n\\n[slash-chain] note"))
+    '[slash-chain] note'
+    >>> step_note("/b x", None) is None
+    True
+    """
+    if not isinstance(reply, m.PromptText):
+        return None
+    return reply.text.removeprefix(js_trim_end(prompt)).lstrip("\n") or None
+
+
+def tool_answer(reply: s.Reply) -> tuple[str, bool]:
+    """The answer of a tool of slashkit's (the fail tool, the self-command tool) for the core's reply: its text,
+    and whether it is a refusal."""
+    match reply:
+        case m.ToolAnswered(text):
+            return text, False
+        case Denied(text):
+            return text, True
+    return texts.FAIL_NOTHING_WAITS, True
+
+
+class Harness(Generic[M]):
+    """What the harness types, run the way a person's session would, plus slash chains: `async for event in
+    session.run("/review && /test")`. A host subclasses it with `_send` (one query, yielding its output and then
+    how it ended) and `interrupt`, and fills `_known` and `_builtins` once connected."""
+
+    #: The most characters `run` takes.
+    max_typed: int = 100_000
+
+    def __init__(
+        self, rule: Rule, language: str | None, store: SettingStore | None, fail_tool: str = texts.FAIL_TOOL_ID
+    ) -> None:
+        self._rule = rule
+        self._agenda = Agenda(s.opened(rule, fail_tool, language=language), store or DictStore())
+        #: Whether the model reported the running step failed with the fail tool.
+        self._reported_failed = False
+        #: The names the session knows (None: it listed none, and no step is refused for being unknown).
+        self._known: frozenset[str] | None = None
+        self._builtins: Collection[str] = frozenset()
+
+    # What the host says
+
+    def _send(self, text: str, index: int, *, is_step: bool) -> AsyncIterator[Event | M | Ended]:
+        """Sends one query and yields what it produced as it came, then how it ended (an `Ended`)."""
+        raise NotImplementedError
+
+    def _unknown(self, command: str) -> str:
+        """The reason a command the session does not know did not run."""
+        return f"Unknown command: /{command}"
+
+    async def interrupt(self) -> None:
+        """Interrupts the model's turn: a chain whose step it was stops (its turn ended as `aborted`)."""
+        raise NotImplementedError
+
+    # What the harness types
+
+    async def run(self, text: str, *, by_person: bool = True) -> AsyncIterator[Event | M]:
+        """Types `text` as the person would and yields what happens until it is over: a chain's steps and how
+        it ended, a single command's output, or the model's answer to a prompt.
+
+        Anything but a chain (a prompt, a command alone) cancels a running chain first, as the person's own
+        prompt does; a new chain cancels it too, then starts. Text the person did not type (a model's output, a
+        message from elsewhere) is `by_person=False`: then only what anyone may run runs (a built-in off the
+        allowlist is answered with the refusal, in a chain or alone), and it cancels nothing. A text of more than
+        `max_typed` characters is refused with a ValueError before anything is sent.
+        """
+        if len(text) > self.max_typed:
+            raise ValueError(f"the text is {len(text):,} characters, over the {self.max_typed:,} one query may hold")
+        command, _, args = text.removeprefix("/").partition(" ")
+        origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
+        chained = text.startswith("/") and holds_chain(args)
+        listed = (tuple(self._builtins), tuple(self._known or ()))
+        alone = text.startswith("/") and not chained
+        if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
+            for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
+                yield event
+            return
+        if text.startswith("/") and command == CHAIN_COMMAND:
+            for event in self._answer(Step(command, args), self._chain_command(args)):
+                yield event
+            return
+        if not chained:
+            async for event in self._alone(text, origin):
+                yield event
+            return
+        moved = self._agenda.move(m.ChainTyped(command, args, origin, self._agenda.enabled, *listed))
+        first: Query | None = None
+        match moved.reply:
+            case s.RunTyped(head, token):
+                first = Query(Step(command, head), token, started_by(moved))
+            case m.CommandAnswer(answer):
+                # The typed command itself is not to run (the refusal rule); the chain goes on from a timer.
+                for event in self._answer(Step(command, args), answer):
+                    yield event
+            case _:
+                # Not a chain to run (slash chains are off): the command runs as typed.
+                async for event in self._alone(text, origin):
+                    yield event
+                return
+        async for event in self._queries(chain_of(moved), first):
+            yield event
+
+    def status(self) -> str:
+        """`/slash-chain`: `on · no chain runs`, or the running step and what it waits for."""
+        return self._chain_command("")
+
+    def stop(self) -> str:
+        """`/slash-chain stop`: cancels the running chain once its step's query ended."""
+        return self._chain_command("stop")
+
+    def on(self) -> str:
+        """`/slash-chain on`: typed chains run step after step."""
+        return self._chain_command("on")
+
+    def off(self) -> str:
+        """`/slash-chain off`: a chain typed from now on runs as typed, one command; a running one is cancelled."""
+        return self._chain_command("off")
+
+    def _chain_command(self, args: str) -> str:
+        """`/slash-chain args`: the text the command answers."""
+        reply = self._agenda.move(m.ChainCommandTyped(args, self._agenda.enabled)).reply
+        return reply.text if isinstance(reply, m.CommandAnswer) else ""
+
+    # Drivers
+
+    async def _queries(self, chain: int | None, query: Query | None = None) -> AsyncIterator[Event | M]:
+        """Sends the runs the core asks for, one query each, until none is left: this chain's steps, and the
+        built-ins the model queued during a turn, each once that turn ended. A step's line and report come just
+        before its query, and what is left once nothing more runs."""
+        while True:
+            if query is None:
+                query = self._agenda.next_run()
+            if query is None or query.started is not None:
+                for flushed in self._agenda.flush(chain):
+                    yield flushed
+            if query is None:
+                return
+            async for event in self._step(query) if query.started is not None else self._builtin(query):
+                yield event
+            query = None
+
+    async def _sent(self, text: str, index: int, *, is_step: bool) -> AsyncIterator[Event | M | Ended]:
+        """`_send`, with the fail tool's mark reset first; a query that said nothing of its end failed."""
+        self._reported_failed = False
+        ended = Ended("failed", "")
+        async for item in self._send(text, index, is_step=is_step):
+            if isinstance(item, Ended):
+                ended = item
+            else:
+                yield item
+        yield ended
+
+    async def _step(self, query: Query) -> AsyncIterator[Event | M]:
+        step, index = query.step, query.index
+        if step.command == CHAIN_COMMAND:
+            answer = self._chain_command(step.args)
+            for event in self._answer(step, answer, index):
+                yield event
+            self._agenda.move(s.RunEnded(query.token, None, answer))
+            return
+        if self._known is not None and step.command not in self._known:
+            why = self._unknown(step.command)
+            yield StepEnded(index, step, "failed", why)
+            self._agenda.move(s.RunEnded(query.token, why))
+            return
+        ended = Ended("failed", "")
+        async for item in self._sent(step.name, index, is_step=True):
+            if isinstance(item, Ended):
+                ended = item
+            else:
+                yield item
+        # A step the model reported with the fail tool has already stopped the chain; the core ignores the rest.
+        yield StepEnded(index, step, "failed" if self._reported_failed else ended.how, ended.output)
+        for report in told(query.token, ended, step.name):
+            self._agenda.move(report)
+
+    async def _alone(self, text: str, origin: str) -> AsyncIterator[Event | M]:
+        self._agenda.move(m.PromptSubmitted(text, origin))
+        command, _, args = text.removeprefix("/").partition(" ")
+        step = Step(command, args) if text.startswith("/") else Step("", text)
+        if text.startswith("/"):
+            yield CommandStarted(step)
+            if self._known is not None and command not in self._known:
+                # Fails at once, as the same command does in a chain: the session would hand it to the model.
+                yield StepEnded(0, step, "failed", self._unknown(command))
+                return
+        ended = Ended("failed", "")
+        async for item in self._sent(text, 0, is_step=False):
+            if isinstance(item, Ended):
+                ended = item
+            else:
+                yield item
+        yield StepEnded(0, step, ended.how, ended.output)
+        async for event in self._queries(None):
+            yield event
+
+    async def _builtin(self, query: Query) -> AsyncIterator[Event | M]:
+        """Runs a built-in the model queued during the turn that just ended; the core turns its failure into a
+        notice (it has no turn left to answer)."""
+        step = query.step
+        yield CommandStarted(step, queued=True)
+        ended = Ended("failed", "")
+        async for item in self._sent(step.name, 0, is_step=False):
+            if isinstance(item, Ended):
+                ended = item
+            else:
+                yield item
+        yield StepEnded(0, step, ended.how, ended.output)
+        self._agenda.move(run_ended(query.token, ended.how, ended.output))
+
+    def _answer(self, step: Step, text: str, index: int = 0) -> list[Event | M]:
+        return [Output(index, text), StepEnded(index, step, "ran", text), *self._agenda.flush(None)]

@@ -1,0 +1,35 @@
+"""The Codex host's parts that need no Codex: the chain command's words through the shared loop, and reading
+`skills/list`."""
+
+from slashkit.adapters.codex.host import CodexSession, skill_paths
+from slashkit.adapters.memory import DictStore
+
+
+def test_status_off_and_on_answer_as_the_chain_command_does_and_save_the_setting() -> None:
+    store = DictStore()
+    session = CodexSession("codex", store=store)
+    assert session.status() == "on · no chain runs"
+    assert session.off().startswith("off")
+    assert store.get("enabled") is False
+    assert session.on().startswith("on")
+    assert store.get("enabled") is True
+    assert session.stop() == "no chain runs"
+
+
+def test_skill_paths_keep_the_first_enabled_skill_of_each_name_and_drop_what_is_malformed() -> None:
+    listed: dict[str, object] = {
+        "data": [
+            {
+                "skills": [
+                    {"name": "greet", "path": "/p/greet/SKILL.md", "enabled": True},
+                    {"name": "off", "path": "/p/off/SKILL.md", "enabled": False},
+                    {"name": 5, "path": "/p/x"},
+                    "garbage",
+                ]
+            },
+            {"skills": [{"name": "greet", "path": "/home/greet/SKILL.md"}, {"name": "lint", "path": "/h/lint"}]},
+            "garbage",
+        ]
+    }
+    assert skill_paths(listed) == {"greet": "/p/greet/SKILL.md", "lint": "/h/lint"}
+    assert skill_paths({"data": "nope"}) == {}
