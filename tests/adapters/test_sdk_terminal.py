@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
+from slashkit.adapters.harness.terminal import Printer, json_of
 from slashkit.adapters.sdk import ChainEnded, Line, Outcome, Output, StepEnded, StepStarted, Tally
-from slashkit.adapters.sdk.terminal import Printer, extra_args, json_of
+from slashkit.adapters.sdk.terminal import extra_args
 from slashkit.core.chain import Step
 
 
@@ -102,7 +103,7 @@ def printed_by_a_real_process(as_json: bool, encoding: str = "utf-8") -> subproc
     script = (
         "import sys\n"
         "from slashkit.adapters.sdk import Notice, Output\n"
-        "from slashkit.adapters.sdk.terminal import Printer\n"
+        "from slashkit.adapters.harness.terminal import Printer\n"
         f"printer = Printer(sys.stdout, sys.stderr, {as_json!r})\n"
         f"printer.show(Output(1, {HOSTILE!r}))\n"
         f"printer.show(Notice({HOSTILE!r}))\n"

@@ -8,18 +8,12 @@ import pytest
 from claude_agent_sdk import ResultMessage
 from claude_agent_sdk._internal.message_parser import parse_message
 
+from slashkit.adapters.harness.agenda import Agenda, Query, chain_of, started_by
+from slashkit.adapters.harness.loop import run_ended, step_note, tool_answer
 from slashkit.adapters.memory import DictStore
 from slashkit.adapters.sdk import ChainEnded, Line, Notice, StepStarted
-from slashkit.adapters.sdk.agenda import Agenda, Query, chain_of, started_by
 from slashkit.adapters.sdk.events import Event
-from slashkit.adapters.sdk.mapping import (
-    QueryEnd,
-    run_ended,
-    step_end,
-    step_ended,
-    step_note,
-    tool_answer,
-)
+from slashkit.adapters.sdk.mapping import QueryEnd, step_end, step_ended
 from slashkit.adapters.sdk.session import command_names, query_end
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s

@@ -6,30 +6,9 @@ from typing import Final
 
 from attrs import frozen
 
-from slashkit.adapters.harness.loop import (
-    HARNESS_ORIGIN,
-    HARNESS_TEXT,
-    Ended,
-    run_ended,
-    step_note,
-    told,
-    tool_answer,
-)
+from slashkit.adapters.harness.loop import Ended, told
 from slashkit.adapters.sdk.events import StepEnd
 from slashkit.core import session as s
-
-__all__ = [
-    "HARNESS_ORIGIN",
-    "HARNESS_TEXT",
-    "QueryEnd",
-    "run_ended",
-    "step_end",
-    "step_ended",
-    "step_note",
-    "tool_answer",
-    "turn_reason",
-    "unknown_command_text",
-]
 
 #: How the session's turn ended, by the ResultMessage's `terminal_reason` (measured on claude-agent-sdk 0.2.184
 #: with Claude Code 2.1.328: `aborted_streaming` after `interrupt()`, `api_error` after an HTTP 400 or 500).

@@ -1,7 +1,7 @@
 """The in-process host on the Claude Agent SDK: a `ClaudeSDKClient` session whose typed slash chains run one
 query a step, with the fail tool and the step note in-process, and (when turned on) a tool the model calls to
 run one of the session's built-ins. The core's session decides everything: each hook, tool and step moves it by one
-event (`slashkit.adapters.sdk.agenda`), and `slashkit.adapters.sdk.mapping` translates."""
+event (`slashkit.adapters.harness.agenda`), and `slashkit.adapters.sdk.mapping` translates."""
 
 import asyncio
 import dataclasses

@@ -20,25 +20,9 @@ from slashkit.adapters.harness.terminal import (
     Printer,
     ended_by,
     first_line,
-    indented,
-    json_of,
-    visible,
 )
 from slashkit.adapters.sdk.events import ChainEnded, StepEnded
 from slashkit.adapters.sdk.session import SlashSession
-
-__all__ = [
-    "EXIT",
-    "Ended",
-    "Printer",
-    "Settings",
-    "extra_args",
-    "indented",
-    "json_of",
-    "refused_args",
-    "run",
-    "visible",
-]
 
 #: The most of Claude Code's stderr kept to show when it ends first: its last lines, each cut.
 _STDERR_LINES: Final = 20
