@@ -11,7 +11,7 @@ import json
 import math
 import re
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, get_args
 
 import attrs
 from attrs import frozen
@@ -43,47 +43,10 @@ MAX_NUMBER: Final = 32
 REQUEST_KEYS: Final = frozenset({"v", "seq", "event", "e"})
 
 #: The events a host sends: every one of the session's (`BuiltinAsked` is pi's self-command tool's call).
-Event = (
-    m.ChainTyped
-    | m.ChainCommandTyped
-    | m.FailCalled
-    | m.PromptHanded
-    | m.PaneOpened
-    | m.PaneClosed
-    | m.TurnEnded
-    | m.PromptSubmitted
-    | s.TimerFired
-    | s.RunEnded
-    | s.SessionStarted
-    | s.ToolDescribed
-    | s.SkillAnswered
-    | s.ControlAnswered
-    | s.WhoamiAnswered
-    | s.BuiltinAsked
-)
+Event = s.Event
 
 #: Every event, by the name it has on the wire: its class's name.
-EVENTS: Final[dict[str, type[Event]]] = {
-    kind.__name__: kind
-    for kind in (
-        m.ChainTyped,
-        m.ChainCommandTyped,
-        m.FailCalled,
-        m.PromptHanded,
-        m.PaneOpened,
-        m.PaneClosed,
-        m.TurnEnded,
-        m.PromptSubmitted,
-        s.TimerFired,
-        s.RunEnded,
-        s.SessionStarted,
-        s.ToolDescribed,
-        s.SkillAnswered,
-        s.ControlAnswered,
-        s.WhoamiAnswered,
-        s.BuiltinAsked,
-    )
-}
+EVENTS: Final[dict[str, type[Event]]] = {kind.__name__: kind for kind in get_args(s.Event)}
 
 
 @frozen
