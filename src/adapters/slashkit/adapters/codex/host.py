@@ -101,13 +101,6 @@ class CodexSession(Harness[Raw]):
 
     # Lifecycle
 
-    async def __aenter__(self) -> "CodexSession":
-        await self.connect()
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.disconnect()
-
     async def connect(self) -> None:
         """Starts the app-server, lists the project's skills and starts the session's thread."""
         self._server = await AppServer.start(self._argv, env=self._env, cwd=self._cwd)

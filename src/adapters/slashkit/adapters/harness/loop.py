@@ -4,7 +4,7 @@ back to the core. A host says only how to send one query and how it ended (`Harn
 """
 
 from collections.abc import AsyncIterator, Collection
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, Self, TypeVar
 
 from attrs import frozen
 
@@ -100,6 +100,23 @@ class Harness(Generic[M]):
         #: The names the session knows (None: it listed none, and no step is refused for being unknown).
         self._known: frozenset[str] | None = None
         self._builtins: Collection[str] = frozenset()
+
+    # Lifecycle: `async with session:` connects, and disconnects at the end
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.disconnect()
+
+    async def connect(self) -> None:
+        """Starts the host's session."""
+        raise NotImplementedError
+
+    async def disconnect(self) -> None:
+        """Ends the host's session."""
+        raise NotImplementedError
 
     # What the host says
 

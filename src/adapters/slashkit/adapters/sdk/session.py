@@ -104,13 +104,6 @@ class SlashSession(Harness[Message]):
 
     # Lifecycle
 
-    async def __aenter__(self) -> "SlashSession":
-        await self.connect()
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.disconnect()
-
     async def connect(self) -> None:
         """Starts the session and reads its command list, against which every step is checked before it runs."""
         await self.client.connect()
