@@ -128,6 +128,7 @@ def visible(text: str, stream: TextIO) -> str:
     lone surrogate, anything past ASCII on an ASCII stream) as backslash escapes, so printing neither fails nor
     drives the terminal.
 
+    >>> import sys
     >>> print(visible("cut \\ud83d \\x1b[2J\\x9b1m ok\\r\\n", sys.stdout), end="")
     cut \\ud83d \\x1b[2J\\x9b1m ok
     """
