@@ -278,12 +278,18 @@ def _opencode_parser(commands: "argparse._SubParsersAction[argparse.ArgumentPars
         sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's opencode config")
 
 
-def _opencode(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _project(usage: argparse.ArgumentParser, args: argparse.Namespace) -> Path | None:
+    """The project folder an install or uninstall names (None: `--global`), or the usage error that says why not."""
     if args.everywhere and args.project is not None:
         usage.error("takes a PROJECT_DIR or --global, not both")
     project = None if args.everywhere else Path(args.project or ".")
     if project is not None and not project.is_dir():
         usage.error(f"{project} is not a folder")
+    return project
+
+
+def _opencode(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    project = _project(usage, args)
     target = opencode.config_dir(project)
     if args.what == "install":
         paths = opencode.install(target, sys.executable if args.this_python else None)
@@ -331,11 +337,7 @@ def _pi_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 
 def _pi(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    if args.everywhere and args.project is not None:
-        usage.error("takes a PROJECT_DIR or --global, not both")
-    project = None if args.everywhere else Path(args.project or ".")
-    if project is not None and not project.is_dir():
-        usage.error(f"{project} is not a folder")
+    project = _project(usage, args)
     target = pi.extensions_dir(project)
     if args.what == "install":
         paths = pi.install(target, sys.executable if args.this_python else None)
