@@ -12,8 +12,7 @@ from attrs import frozen
 from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE
 from slashkit.adapters.codex.host import CodexSession
 from slashkit.adapters.codex.rpc import CodexGone, RpcError
-from slashkit.adapters.harness.events import ChainEnded, StepEnded
-from slashkit.adapters.harness.terminal import EXIT, Ended, Printer, ended_by, first_line
+from slashkit.adapters.harness.terminal import EXIT, Ended, Printer, first_line, played
 
 
 @frozen
@@ -51,20 +50,7 @@ async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 
 async def _play(settings: Settings, printer: Printer) -> Ended:
-    ended: Ended = "single"
-    alone = True
     allowed = os.environ.get(ALLOW_VARIABLE, "").split()
     codex = [settings.codex, *settings.codex_args]
     async with CodexSession(codex, cwd=str(settings.cwd.resolve()), allow=allowed) as session:
-        async for event in session.run(settings.chain):
-            printer.show(event)
-            match event:
-                case ChainEnded():
-                    ended = ended_by(event)
-                case StepEnded(index=0) if alone:
-                    alone = False
-                    if not event.ok:
-                        ended = "single_failed"
-                        why = first_line(event.output) or f"its turn ended with {event.how}"
-                        printer.problem(f"{event.step.name} failed: {why}")
-    return ended
+        return await played(session.run(settings.chain), printer)

@@ -6,7 +6,7 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final, Literal, TextIO
 
 from cattrs.preconf.json import make_converter
@@ -58,6 +58,25 @@ def ended_by(event: ChainEnded) -> Ended:
 
 def first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0][:300]
+
+
+async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:
+    """Prints a run's events as they come and tells how it ended: as its chain ended, or, for a command typed
+    alone (index 0 is outside a chain), as that command's step ended."""
+    ended: Ended = "single"
+    alone = True
+    async for event in events:
+        printer.show(event)
+        match event:
+            case ChainEnded():
+                ended = ended_by(event)
+            case StepEnded(index=0) if alone:
+                alone = False
+                if not event.ok:
+                    ended = "single_failed"
+                    why = first_line(event.output) or f"its turn ended with {event.how}"
+                    printer.problem(f"{event.step.name} failed: {why}")
+    return ended
 
 
 class Printer:

@@ -14,14 +14,7 @@ from attrs import frozen
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError
 
 from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE
-from slashkit.adapters.harness.terminal import (
-    EXIT,
-    Ended,
-    Printer,
-    ended_by,
-    first_line,
-)
-from slashkit.adapters.sdk.events import ChainEnded, StepEnded
+from slashkit.adapters.harness.terminal import EXIT, Ended, Printer, first_line, played
 from slashkit.adapters.sdk.session import SlashSession
 
 #: The most of Claude Code's stderr kept to show when it ends first: its last lines, each cut.
@@ -86,24 +79,10 @@ async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 
 async def _play(settings: Settings, printer: "Printer", stderr: Callable[[str], None]) -> Ended:
-    ended: Ended = "single"
-    alone = True
     # The person's own additions to the built-ins anyone may run, from their shell (slashkit.core.policy).
     allowed = os.environ.get(ALLOW_VARIABLE, "").split()
     async with SlashSession(options(settings, stderr), allow=allowed) as session:
-        async for event in session.run(settings.chain):
-            printer.show(event)
-            match event:
-                case ChainEnded():
-                    ended = ended_by(event)
-                case StepEnded(index=0) if alone:
-                    # The command typed alone (index 0 is outside a chain) ended: its status is the run's.
-                    alone = False
-                    if not event.ok:
-                        ended = "single_failed"
-                        why = first_line(event.output) or f"its turn ended with {event.how}"
-                        printer.problem(f"{event.step.name} failed: {why}")
-    return ended
+        return await played(session.run(settings.chain), printer)
 
 
 def options(settings: Settings, stderr: Callable[[str], None] = lambda _: None) -> ClaudeAgentOptions:
