@@ -1,6 +1,6 @@
 """What every host's installer needs to put a shim in place: how the shim starts the helper, how long it waits
-for it, and how a generated file is written. A host's installer (`claude_code.plugins`, `opencode.install`)
-imports these from here and names nothing of another host."""
+for it, and how a generated file is written. A host's installer (`claude_code.plugins`, `opencode.install`,
+`pi.install`) imports these from here and names nothing of another host."""
 
 import errno
 import json
@@ -14,7 +14,8 @@ from typing import Final, get_args
 
 from slashkit.adapters.bridge import protocol, server
 from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
-from slashkit.core import forecast, session
+from slashkit.core import forecast, session, texts
+from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.chain_machine import STEP_OUTPUT
 
 #: The module a shim runs with the interpreter slashkit is installed in: `python -m HELPER_MODULE`.
@@ -109,6 +110,28 @@ def node_files() -> dict[str, str]:
     generated `host.ts` (`helper_facts`, and `UNAVAILABLE`)."""
     node_host = (resources.files("slashkit.adapters.bridge") / NODE_HOST).read_text()
     return {**client_files(), NODE_HOST: node_host}
+
+
+def node_host_module(
+    head: str, python: str | None, host: str, fail_tool: str, store_file: str, more: Mapping[str, object]
+) -> str:
+    """A Node-based host's generated `host.ts`: how it starts the helper (`helper_facts`), what `node-host.ts` and
+    `/slash-chain` need (the line without a helper, the on/off setting's key and file, the command's name), its fail
+    tool, the chain separator, and `more` of its own."""
+    values: dict[str, object] = {
+        # The helper hears the tool's name with its arguments, so the core's fail note names it as it is.
+        **helper_facts(python, fail_tool, host),
+        "UNAVAILABLE": texts.CHAIN_UNAVAILABLE,
+        "ENABLED_KEY": session.ENABLED_KEY,
+        "STORE_FILE": store_file,
+        "CHAIN_COMMAND": texts.CHAIN_COMMAND,
+        "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
+        "FAIL_TOOL": fail_tool,
+        "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
+        "FAIL_NOTHING_WAITS": texts.FAIL_NOTHING_WAITS,
+        **more,
+    }
+    return typescript_constants(head, values) + f"export const SEPARATOR = {SEPARATOR_JS}\n"
 
 
 def typescript_constants(head: str, values: Mapping[str, object]) -> str:

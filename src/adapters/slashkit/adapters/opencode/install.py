@@ -10,16 +10,13 @@ from typing import Final
 
 from slashkit.adapters.bridge.shim import (
     NODE_FILES,
-    helper_facts,
     node_files,
+    node_host_module,
     refuse_link,
-    typescript_constants,
     write_file,
     xdg_home,
 )
 from slashkit.core import texts
-from slashkit.core.chain import SEPARATOR_JS
-from slashkit.core.session import ENABLED_KEY
 
 #: The plugin module opencode loads: every `plugins/*.{ts,js}` of a config dir, not below it (measured on
 #: opencode 1.18.33), so the modules it imports live in `plugins/slashkit/`, where opencode does not load them.
@@ -96,17 +93,5 @@ def _remove(paths: list[Path]) -> list[Path]:
 def host_module(python: str | None) -> str:
     """The generated facts the plugin needs before Python runs: which interpreter (None: the plugin finds one),
     and what it registers."""
-    values: dict[str, object] = {
-        # The helper hears the tool's name with its arguments, so the core's fail note names it as it is.
-        **helper_facts(python, FAIL_TOOL, "opencode"),
-        "UNAVAILABLE": texts.CHAIN_UNAVAILABLE,
-        "ENABLED_KEY": ENABLED_KEY,
-        "STORE_FILE": STORE_FILE,
-        "CHAIN_COMMAND": texts.CHAIN_COMMAND,
-        "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
-        "FAIL_TOOL": FAIL_TOOL,
-        "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
-        "FAIL_NOTHING_WAITS": texts.FAIL_NOTHING_WAITS,
-        "FAIL_ARGS": texts.FAIL_SCHEMA["properties"],
-    }
-    return typescript_constants(GENERATED, values) + f"export const SEPARATOR = {SEPARATOR_JS}\n"
+    more = {"FAIL_ARGS": texts.FAIL_SCHEMA["properties"]}
+    return node_host_module(GENERATED, python, "opencode", FAIL_TOOL, STORE_FILE, more)

@@ -10,15 +10,12 @@ from typing import Final
 
 from slashkit.adapters.bridge.shim import (
     NODE_FILES,
-    helper_facts,
     node_files,
+    node_host_module,
     refuse_link,
-    typescript_constants,
     write_file,
 )
 from slashkit.core import texts
-from slashkit.core.chain import SEPARATOR_JS
-from slashkit.core.session import ENABLED_KEY
 
 #: pi loads `extensions/*.ts` and `extensions/*/index.ts` (measured on pi 1.6.0), so the extension is one folder
 #: whose `index.ts` imports the bridge's modules beside it.
@@ -75,22 +72,19 @@ def uninstall(target: Path) -> list[Path]:
 
 def host_module(python: str | None) -> str:
     """The generated facts the extension needs before Python runs."""
-    values: dict[str, object] = {
-        **helper_facts(python, FAIL_TOOL, "pi"),
-        "UNAVAILABLE": texts.CHAIN_UNAVAILABLE,
-        "ENABLED_KEY": ENABLED_KEY,
-        "STORE_FILE": STORE_FILE,
-        "CHAIN_COMMAND": texts.CHAIN_COMMAND,
-        "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
-        "FAIL_TOOL": FAIL_TOOL,
-        "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
-        "FAIL_NOTHING_WAITS": texts.FAIL_NOTHING_WAITS,
-        "FAIL_SCHEMA": texts.FAIL_SCHEMA,
-        "BUILTIN_TOOL": BUILTIN_TOOL,
-        "BUILTIN_DESCRIPTION": texts.text(texts.ENGLISH, texts.Key.SELF_TOOL_NOTE),
-        "BUILTIN_SCHEMA": BUILTIN_SCHEMA,
-    }
-    return typescript_constants(GENERATED, values) + f"export const SEPARATOR = {SEPARATOR_JS}\n"
+    return node_host_module(
+        GENERATED,
+        python,
+        "pi",
+        FAIL_TOOL,
+        STORE_FILE,
+        {
+            "FAIL_SCHEMA": texts.FAIL_SCHEMA,
+            "BUILTIN_TOOL": BUILTIN_TOOL,
+            "BUILTIN_DESCRIPTION": texts.text(texts.ENGLISH, texts.Key.SELF_TOOL_NOTE),
+            "BUILTIN_SCHEMA": BUILTIN_SCHEMA,
+        },
+    )
 
 
 #: The self-command tool's arguments, as the Agent SDK host's self-command tool takes them.
