@@ -99,13 +99,18 @@ def test(work: Path) -> bool:
     tests = sorted(NODE_TESTS.glob("*.test.ts"))
     (work / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
     out = work / "out"
-    # pi's extension imports the pinned pi's types (type only: nothing of it is compiled or loaded).
+    # pi's extension is compiled against the pinned pi's types; nothing of pi is compiled or loaded.
     pi_types = {"@earendil-works/pi-coding-agent": [str(PI_MODULES / "@earendil-works" / "pi-coding-agent")]}
     emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out), "paths": pi_types}
     config = _tsconfig(work, emit, ["src"])
     if not _run([str(TSC), "-p", str(config)]):
         return False
     (out / "package.json").write_text(json.dumps({"type": "module"}))
+    # pi resolves its own package for an extension, which imports its `CustomEditor`: here tests/node's stand-in.
+    pi_package = out / "node_modules" / "@earendil-works" / "pi-coding-agent"
+    pi_package.mkdir(parents=True)
+    (pi_package / "package.json").write_text(json.dumps({"type": "module", "main": "index.js"}))
+    (pi_package / "index.js").write_text("export * from '../../../pi-editor.js'\n")
     compiled = [str(out / found.with_suffix(".js").name) for found in tests]
     # A test (or a test file: Node counts each as one) that hangs fails after 30 s instead of holding the test command.
     return _run(["node", "--test", "--test-reporter=spec", "--test-timeout=30000", *compiled])

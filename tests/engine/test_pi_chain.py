@@ -15,7 +15,7 @@ from slashkit.adapters.pi.install import BUILTIN_TOOL, FAIL_TOOL
 from slashkit.core.chain import Step
 from slashkit.core.texts import CHAIN_UNAVAILABLE, fail_note
 from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
-from tests.support.pi_cli import Pi, Rpc, available
+from tests.support.pi_cli import SUMMARIZING, Pi, Rpc, available
 
 pytestmark = [
     pytest.mark.engine,
@@ -24,8 +24,6 @@ pytestmark = [
     ),
 ]
 
-#: What pi's compaction request says to the model (`SUMMARIZATION_SYSTEM_PROMPT`, read on 1.6.0).
-SUMMARIZING = "You are a context summarization assistant."
 TEMPLATES = {"greet": "Say hello to $1", "bye": "Say bye to $1", "echo": "Echo: $ARGUMENTS"}
 
 

@@ -1,6 +1,6 @@
 """slashkit's pi extension in pi 1.6.0's TUI, in tmux (a private socket in the test's folder): a typed chain runs,
-its lines show on the screen, and the model gets each step; a line led by the built-in `/compact` is pi's own
-(docs/pi.md, "A typed line led by a built-in")."""
+its lines show on the screen, and the model gets each step; a chain led by the built-in `/compact` compacts, then
+runs the next step (docs/pi.md, "A typed line led by a built-in")."""
 
 import shlex
 import shutil
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.openai_server import OpenAIServer, text
-from tests.support.pi_cli import CLI, NODE, Pi, available
+from tests.support.pi_cli import CLI, NODE, SUMMARIZING, Pi, available
 
 pytestmark = [
     pytest.mark.engine,
@@ -55,6 +55,9 @@ class Tui:
         time.sleep(0.3)
         self._tmux("send-keys", "Enter")
 
+    def key(self, name: str) -> None:
+        self._tmux("send-keys", name)
+
     def close(self) -> None:
         self._tmux("kill-server")
 
@@ -75,17 +78,28 @@ def test_a_chain_typed_in_the_tui(tmp_path: Path) -> None:
     assert [r.last_user_text() for r in model.requests][1] == "Say bye to Alice"
 
 
-def test_a_line_led_by_compact_is_pi_s_own(tmp_path: Path) -> None:
-    # Measured on 1.6.0: the TUI's editor runs its built-in /compact with the rest of the line as its instructions;
-    # no extension event sees the line (docs/pi.md).
-    with OpenAIServer([text("never asked")]) as model:
+def test_a_chain_led_by_compact_runs_it_then_the_next_step(tmp_path: Path) -> None:
+    # pi's own editor would run /compact with "&& /greet Bob" as its instructions (measured on 1.6.0): the
+    # extension's editor hands the line to the core first (docs/pi.md, "A typed line led by a built-in").
+    with OpenAIServer([text("ANSWER ONE"), text("THE SUMMARY"), text("HELLO BOB")]) as model:
         pi = Pi(tmp_path).setup(model.url, {"greet": "Say hello to $1"})
         tui = Tui(pi, tmp_path / "tmux.sock")
         try:
             tui.wait(lambda s: "slashkit" in s)
+            tui.type("hello")
+            tui.wait(lambda s: "ANSWER ONE" in s)
             tui.type("/compact && /greet Bob")
-            screen = tui.wait(lambda s: "Compaction failed" in s)
+            screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
+            # The editor is still pi's: Up brings the chain back from its history.
+            tui.key("Up")
+            recalled = tui.wait(lambda s: s.count("/compact && /greet Bob") == 1)
         finally:
             tui.close()
-    assert "1/2" not in screen
-    assert model.requests == []
+    # pi redraws the chat from the session once it compacted, so the line `1/2: /compact` is gone by then.
+    shown = [line.strip() for line in screen.splitlines() if line.strip()]
+    compacted = next(i for i, line in enumerate(shown) if line.startswith("Compacted from"))
+    assert compacted < shown.index("2/2: /greet Bob") < shown.index("HELLO BOB") < shown.index("all 2 command(s) ran")
+    assert SUMMARIZING in model.requests[1].all_text()
+    assert "/greet" not in model.requests[1].all_text()
+    assert model.requests[2].last_user_text() == "Say hello to Bob"
+    assert "/compact && /greet Bob" in recalled.splitlines()

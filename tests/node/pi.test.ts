@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
-import { FakeHelper, type Sent } from './opencode.js'
+import { FakeHelper, until, type Sent } from './opencode.js'
 import { FakePi } from './pi.js'
 import { BUILTIN_TOOL, FAIL_NOTHING_WAITS, FAIL_TOOL, UNAVAILABLE } from './pi/extensions/slashkit/host.js'
 
@@ -109,4 +109,28 @@ test('the self-command tool asks the core, which queues /compact to run once the
   await new Promise(resolve => setTimeout(resolve, 200))
   assert.equal(pi.compactions, 1)
   assert.deepEqual(helper.events(), ['BuiltinAsked', 'TimerFired', 'RunEnded'])
+})
+
+test("a chain led by /compact in the TUI's editor goes to the core, not to pi's own /compact", async () => {
+  helper.answer = sent =>
+    sent.event === 'ChainTyped' ? { reply: { kind: 'run.typed', args: '', token: 1 }, effects: [{ kind: 'log', text: '1/2: /compact' }] } : {}
+  pi.enter('/compact && /greet Bob')
+  // The editor keeps the line in its history once the core's answer was carried out, the run's end reported.
+  await until(() => pi.editor?.history.length === 1, 'the line in the history')
+  assert.deepEqual(helper.sent[0]?.e, { command: 'compact', args: '&& /greet Bob', origin: 'composer', enabled: true, builtins: ['compact'] })
+  assert.equal(pi.compactions, 1)
+  assert.deepEqual(helper.events(), ['ChainTyped', 'RunEnded'])
+  assert.deepEqual(pi.lines, ['1/2: /compact'])
+  assert.deepEqual(pi.submitted, [])
+  assert.deepEqual(pi.editor?.history, ['/compact && /greet Bob'])
+})
+
+test("a line the core does not take, and any other line, goes to pi's own editor handler as typed", async () => {
+  pi.enter('/compact && /greet Bob')
+  await until(() => pi.submitted.length === 1, "pi's own handler")
+  pi.enter('/compact keep the plan')
+  pi.enter('/greet Bob && /bye Alice')
+  assert.deepEqual(pi.submitted, ['/compact && /greet Bob', '/compact keep the plan', '/greet Bob && /bye Alice'])
+  assert.deepEqual(helper.events(), ['ChainTyped'])
+  assert.equal(pi.compactions, 0)
 })

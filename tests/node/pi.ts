@@ -5,6 +5,7 @@
  * handlers the prompts they sent run. The helper is tests/node/opencode.ts's fake, behind the real Node host.
  */
 import slashkit from './pi/extensions/slashkit/index.js'
+import type { CustomEditor } from './pi-editor.js'
 
 type Handler = (e: any, ctx: unknown) => unknown
 type Tool = { name: string; execute: (id: string, params: unknown, signal?: unknown, update?: unknown, ctx?: unknown) => Promise<{ content: { text: string }[] }> }
@@ -19,6 +20,9 @@ export class FakePi {
   failNext = false
   abortNext = false
   readonly tools = new Map<string, Tool>()
+  /** The TUI's editor, and the lines its submit handed pi's own handler (which runs a built-in itself). */
+  editor: CustomEditor | undefined
+  readonly submitted: string[] = []
   private readonly handlers = new Map<string, Handler[]>()
   private readonly commands = new Map<string, (args: string, ctx: unknown) => Promise<void>>()
   private deferred: string[] = []
@@ -27,7 +31,14 @@ export class FakePi {
   /** The context pi hands every handler and tool. */
   readonly context = {
     hasUI: true,
-    ui: { notify: (text: string) => this.lines.push(text) },
+    ui: {
+      notify: (text: string) => this.lines.push(text),
+      getEditorComponent: () => undefined,
+      setEditorComponent: (make: (tui: unknown, theme: unknown, keys: unknown) => CustomEditor) => {
+        this.editor = make({}, {}, {})
+        this.editor.onSubmit = text => this.submitted.push(text)
+      },
+    },
     isIdle: () => this.idle,
     compact: (options: { onComplete?: () => void }) => {
       this.compactions += 1
@@ -37,6 +48,14 @@ export class FakePi {
 
   constructor() {
     slashkit(this.api() as never)
+    for (const handle of this.handlers.get('session_start') ?? []) void handle({ type: 'session_start' }, this.context)
+  }
+
+  /** The person types a line into the TUI's editor and presses Enter. */
+  enter(line: string): void {
+    if (this.editor === undefined) throw new Error('the extension set no editor')
+    this.editor.text = line
+    this.editor.submit()
   }
 
   /** The person types a line and presses Enter: its whole run, and the prompts sent while it settled. */

@@ -18,6 +18,8 @@ from slashkit.adapters.pi import install
 
 NODE = os.environ.get("SLASHKIT_PI_NODE", "")
 CLI = os.environ.get("SLASHKIT_PI", "")
+#: What pi's compaction request says to the model (`SUMMARIZATION_SYSTEM_PROMPT`, read on 1.6.0).
+SUMMARIZING = "You are a context summarization assistant."
 
 
 def available() -> bool:

@@ -2,9 +2,10 @@
  * slashkit's pi extension: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge
  * (docs/bridge.md): it translates pi's events into the core's events and carries out what the core answers with;
  * every rule is in Python. The facts it relies on are in docs/pi.md (measured on pi 1.6.0). pi runs one session
- * per process, so the extension keeps one link to one helper. Type-only imports from npm: pi resolves nothing here.
+ * per process, so the extension keeps one link to one helper. pi resolves its own package for an extension (its
+ * `CustomEditor`); nothing else comes from npm.
  */
-import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
+import { CustomEditor, type ExtensionAPI, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
 import { ask, bounded, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
 import * as facts from './host.js'
 import { enabled, nodeHost } from './node-host.js'
@@ -13,8 +14,7 @@ import { STEP_OUTPUT } from './wire.js'
 /** The built-ins the extension API runs (`ctx.compact()`); the core hears them as `builtins`. */
 const BUILTINS = ['compact']
 
-type Text = { type: string; text?: string }
-type Said = { role?: string; content?: string | Text[]; stopReason?: string }
+type Said = { role?: string; content?: string | { type: string; text?: string }[]; stopReason?: string }
 
 export default function slashkit(pi: ExtensionAPI): void {
   let ctx: ExtensionContext | undefined
@@ -24,10 +24,11 @@ export default function slashkit(pi: ExtensionAPI): void {
   let last: { reason: string; answer: string } = { reason: 'answer', answer: '' }
   /** What `agent_settled` waits for before it returns: fired timers and built-ins running (see `settled`). */
   const work = new Set<Promise<unknown>>()
-  const track = (p: Promise<unknown>): void => {
+  const track = <T>(p: Promise<T>): Promise<T> => {
     const held = p.catch(() => undefined)
     work.add(held)
     void held.then(() => work.delete(held))
+    return p
   }
   let idle: (() => void)[] = []
 
@@ -48,21 +49,12 @@ export default function slashkit(pi: ExtensionAPI): void {
 
   /** A step: a built-in through the API, anything else as the person's typed line (templates expanded). */
   const run = (command: string, args: string): Promise<string> => {
-    if (command === 'compact') {
-      const done = compact()
-      track(done)
-      return done
-    }
-    const typed = `/${command}${args === '' ? '' : ` ${args}`}`
+    if (command === 'compact') return track(compact())
     // An extension command sends no user message of its own: its run ends once pi has taken it.
-    if (pi.getCommands().some(c => c.name === command && c.source === 'extension')) {
-      pi.sendUserMessage(typed, { expandPromptTemplates: true })
-      return Promise.resolve('')
-    }
-    return new Promise<string>((resolve, reject) => {
-      stepping = { resolve, reject }
-      pi.sendUserMessage(typed, { expandPromptTemplates: true })
-    })
+    const own = pi.getCommands().some(c => c.name === command && c.source === 'extension')
+    const ran = own ? Promise.resolve('') : new Promise<string>((resolve, reject) => (stepping = { resolve, reject }))
+    pi.sendUserMessage(`/${command}${args === '' ? '' : ` ${args}`}`, { expandPromptTemplates: true })
+    return ran
   }
 
   const node = nodeHost({ link: link(), gone: () => false, log: line, toast: line, run })
@@ -71,31 +63,18 @@ export default function slashkit(pi: ExtensionAPI): void {
     // The next step must be sent before `agent_settled` returns, or `pi -p` exits first (docs/pi.md): what it
     // waits for is every timer and every exchange with the helper under way.
     after: (ms, fire) => track(new Promise(done => setTimeout(done, ms)).then(fire)),
-    post: (socketPath, path, body) => {
-      const posted = node.post(socketPath, path, body)
-      track(posted)
-      return posted
-    },
+    post: (socketPath, path, body) => track(node.post(socketPath, path, body)),
   }
 
   /** The typed command (or step) was handed to the model: its run ended, with no text (its turn's answer is). */
   const handed = async (): Promise<void> => {
     const ran = stepping
     stepping = undefined
-    if (ran === undefined) return
-    if ('resolved' in ran) await ran.resolved('')
-    else ran.resolve('')
+    if (ran !== undefined) await ('resolved' in ran ? ran.resolved('') : ran.resolve(''))
   }
 
-  pi.on('input', async (e, c) => {
-    ctx = c
-    if (e.source === 'extension') return { action: 'continue' }
-    const typed = /^\/(\S+)\s+([\s\S]*)$/.exec(e.text)
-    if (typed?.[1] === undefined || typed[2] === undefined || !facts.SEPARATOR.test(typed[2])) {
-      if (wanted('PromptSubmitted', host.link)) await ask(host, 'PromptSubmitted', { text: bounded(e.text), origin: 'composer' })
-      return { action: 'continue' }
-    }
-    const [, command, args] = typed
+  /** A typed `/name args` whose args hold a chain: the core's answer carried out, as pi's `input` result. */
+  const chain = async (command: string, args: string): Promise<InputEventResult> => {
     const answer: Answer = await ask(host, 'ChainTyped', { command, args, origin: 'composer', enabled: enabled(), builtins: BUILTINS })
     if (answer?.reply?.kind === 'command.answer') {
       line(answer.reply.text)
@@ -103,13 +82,41 @@ export default function slashkit(pi: ExtensionAPI): void {
     }
     if (answer?.ticket === undefined) return { action: 'continue' }
     if (BUILTINS.includes(command)) {
-      // A line led by a built-in reaches this handler in print and RPC mode only (docs/pi.md): it runs in place.
+      // A line led by a built-in (from the TUI's editor, or print and RPC mode's input) runs it in place.
       const ticket = answer.ticket
       await compact().then(output => ticket.resolved(output), (err: unknown) => ticket.threw(String(err)))
       return { action: 'handled' }
     }
     stepping = answer.ticket
     return { action: 'transform', text: `/${command}${answer.reply.args === '' ? '' : ` ${answer.reply.args}`}` }
+  }
+
+  pi.on('input', async (e, c) => {
+    ctx = c
+    if (e.source === 'extension') return { action: 'continue' }
+    const typed = chained(e.text)
+    if (typed !== undefined) return chain(...typed)
+    if (wanted('PromptSubmitted', host.link)) await ask(host, 'PromptSubmitted', { text: bounded(e.text), origin: 'composer' })
+    return { action: 'continue' }
+  })
+
+  // pi's TUI editor runs a built-in itself, the rest of the line as its arguments, and no event sees the line
+  // (`setupEditorSubmitHandler`, interactive-mode.js, measured on 1.6.0). So the editor (pi's, or another extension's)
+  // offers a chain led by a built-in the extension runs to the core first: handled, the line goes in the history as a
+  // prompt does; not taken, to pi's own handler, which pi sets as `onSubmit` after the factory returned.
+  pi.on('session_start', (_e, c) => {
+    ctx = c
+    const previous = c.ui.getEditorComponent()
+    c.ui.setEditorComponent((tui, theme, keys) => {
+      const editor = previous?.(tui, theme, keys) ?? new CustomEditor(tui, theme, keys, { embedWorkingStatus: true })
+      let submit = editor.onSubmit
+      const offer = (text: string): void => {
+        const typed = chained(text.trim())
+        if (typed === undefined || !BUILTINS.includes(typed[0])) return submit?.(text)
+        void chain(...typed).then(done => (done.action === 'continue' ? submit?.(text) : editor.addToHistory?.(text)))
+      }
+      return Object.defineProperty(editor, 'onSubmit', { get: () => offer, set: (to?: (text: string) => void) => (submit = to) })
+    })
   })
 
   // The prompt a step hands the model, template expanded: the core may add its fail note (PromptHanded).
@@ -126,20 +133,16 @@ export default function slashkit(pi: ExtensionAPI): void {
 
   pi.on('agent_end', (e, c) => {
     ctx = c
-    const answers = (e.messages as Said[]).filter(m => m.role === 'assistant')
-    const end = answers[answers.length - 1]
+    const end = (e.messages as Said[]).filter(m => m.role === 'assistant').at(-1)
     // A failed turn (an HTTP error) sets no `aborted`: only its last message's stopReason tells (measured on 1.6.0).
-    const reason = end?.stopReason === 'error' ? 'error' : 'answer'
-    last = { reason, answer: end === undefined ? '' : textOf(end) }
+    last = { reason: end?.stopReason === 'error' ? 'error' : 'answer', answer: end === undefined ? '' : textOf(end) }
   })
 
   pi.on('agent_settled', async (e, c) => {
     ctx = c
     for (const done of idle.splice(0)) done()
-    if (wanted('TurnEnded', host.link)) {
-      const reason = e.aborted ? 'aborted' : last.reason
-      await ask(host, 'TurnEnded', { reason, agent: null, answer: wanted(STEP_OUTPUT, host.link) ? bounded(last.answer) : '' })
-    }
+    const ended = { reason: e.aborted ? 'aborted' : last.reason, agent: null, answer: wanted(STEP_OUTPUT, host.link) ? bounded(last.answer) : '' }
+    if (wanted('TurnEnded', host.link)) await ask(host, 'TurnEnded', ended)
     // pi runs what this handler sends once it returned, and `pi -p` exits when nothing was sent (measured on 1.6.0).
     // What one piece of work leads to starts within the microtasks after it: setImmediate runs once they are done.
     for (;;) {
@@ -190,6 +193,12 @@ function toolAnswer(answer: Answer): { content: { type: 'text'; text: string }[]
   const reply = answer?.reply
   if (reply?.kind === 'tool.answer') return { content: [{ type: 'text', text: reply.text }], details: undefined }
   throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
+}
+
+/** The command and its args of a typed `/name args` whose args hold a chain (the core's separator), else undefined. */
+function chained(text: string): [string, string] | undefined {
+  const [, command, args] = /^\/(\S+)\s+([\s\S]*)$/.exec(text) ?? []
+  return command !== undefined && args !== undefined && facts.SEPARATOR.test(args) ? [command, args] : undefined
 }
 
 /** The text parts of a message, joined. */
