@@ -1,5 +1,6 @@
-"""The repository stands on its own: the examples in src's docstrings run in the suite, and no docstring or
-comment sends a reader to a document outside the repository."""
+"""The repository stands on its own: the examples in src's docstrings run in the suite, no docstring or
+comment sends a reader to a document outside the repository, and no committed file holds a merge's conflict
+markers."""
 
 import re
 import subprocess
@@ -58,3 +59,24 @@ def test_no_docstring_or_comment_in_src_or_tests_points_outside_the_repository()
         if OUTSIDE.search(line)
     ]
     assert found == []
+
+
+#: The lines git writes into a file where a merge could not join two changes: `<<<<<<< ours`, `=======`,
+#: `>>>>>>> theirs`. A merge committed with them once (the CHANGELOG, until 1818b4a).
+CONFLICT_MARKER: Final = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
+
+
+def test_no_committed_file_holds_a_merge_s_conflict_markers() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split("\0")
+    held = [
+        name
+        for name in tracked
+        if name and (REPO_ROOT / name).is_file() and CONFLICT_MARKER.search(_text(REPO_ROOT / name))
+    ]
+    assert held == []
+
+
+def _text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", "replace")
