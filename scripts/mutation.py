@@ -212,8 +212,9 @@ def mutated(source: str, constant: str, value: str) -> str:
 
     for node in ast.parse(source).body:
         match node:
-            case ast.Assign(targets=[ast.Name(id=name)], value=expr) | ast.AnnAssign(
-                target=ast.Name(id=name), value=ast.expr() as expr
+            case (
+                ast.Assign(targets=[ast.Name(id=name)], value=expr)
+                | ast.AnnAssign(target=ast.Name(id=name), value=ast.expr() as expr)
             ) if name == constant:
                 assert expr.end_lineno is not None and expr.end_col_offset is not None
                 start, end = offset(expr.lineno, expr.col_offset), offset(expr.end_lineno, expr.end_col_offset)
