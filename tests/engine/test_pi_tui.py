@@ -25,14 +25,15 @@ pytestmark = [
 
 
 class Tui:
-    """pi's TUI in a detached tmux session on a socket of the test's own."""
+    """An agent's TUI (pi's, or omp's in tests/engine/test_omp_tui.py) in a detached tmux session on a socket of the
+    test's own, started as `argv` in `cwd` with only `env`."""
 
-    def __init__(self, pi: Pi, socket: Path) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, socket: Path) -> None:
         self.socket = str(socket)
-        env = pi.env(SLASHKIT_PYTHON=sys.executable, TERM="xterm-256color")
+        env = {**env, "SLASHKIT_PYTHON": sys.executable, "TERM": "xterm-256color"}
         line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        command = f"env -i {line} {shlex.quote(NODE)} {shlex.quote(CLI)} --approve --no-session"
-        self._tmux("new-session", "-d", "-x", "160", "-y", "50", "-c", str(pi.project), command)
+        command = f"env -i {line} {shlex.join(argv)}"
+        self._tmux("new-session", "-d", "-x", "160", "-y", "50", "-c", str(cwd), command)
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=False)
@@ -62,10 +63,14 @@ class Tui:
         self._tmux("kill-server")
 
 
+def pi_tui(pi: Pi, socket: Path) -> Tui:
+    return Tui([NODE, CLI, "--approve", "--no-session"], pi.env(), pi.project, socket)
+
+
 def test_a_chain_typed_in_the_tui(tmp_path: Path) -> None:
     with OpenAIServer([text("ANSWER ONE"), text("ANSWER TWO")]) as model:
         pi = Pi(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
-        tui = Tui(pi, tmp_path / "tmux.sock")
+        tui = pi_tui(pi, tmp_path / "tmux.sock")
         try:
             tui.wait(lambda s: "slashkit" in s)
             tui.type("/greet Bob && /bye Alice")
@@ -83,7 +88,7 @@ def test_a_chain_led_by_compact_runs_it_then_the_next_step(tmp_path: Path) -> No
     # extension's editor hands the line to the core first (docs/pi.md, "A typed line led by a built-in").
     with OpenAIServer([text("ANSWER ONE"), text("THE SUMMARY"), text("HELLO BOB")]) as model:
         pi = Pi(tmp_path).setup(model.url, {"greet": "Say hello to $1"})
-        tui = Tui(pi, tmp_path / "tmux.sock")
+        tui = pi_tui(pi, tmp_path / "tmux.sock")
         try:
             tui.wait(lambda s: "slashkit" in s)
             tui.type("hello")

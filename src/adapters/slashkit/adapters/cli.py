@@ -43,6 +43,7 @@ examples:
   claude plugin marketplace add "$(slashkit claude-code marketplace)"
   slashkit opencode install          (then start opencode in this project)
   slashkit pi install                (then start pi in this project)
+  slashkit pi install --omp          (then start omp in this project)
   slashkit play "/review x && /test || /rollback" --prompt review --fail test"""
 #: The status of a command interrupted by the person (Ctrl-C), and of one whose output was closed (`| head`): 128
 #: and the signal's number, as a shell reports a process that signal ended.
@@ -308,7 +309,7 @@ def _pi_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         "pi",
         help="put the slash-chain extension where pi loads it, or take it out",
         description="Puts slashkit's pi extension in a project's .pi/extensions (or, with --global, the user's pi "
-        "agent folder), or takes it out.",
+        "agent folder), or takes it out; with --omp, the same for omp (oh-my-pi): .omp/extensions, ~/.omp/agent.",
     )
     what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
     put = _command(
@@ -316,7 +317,8 @@ def _pi_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         "install",
         help="install the extension for a project (default: here), or --global",
         description="Writes the extension into PROJECT_DIR/.pi/extensions/slashkit, or with --global into "
-        "$PI_CODING_AGENT_DIR/extensions/slashkit (default ~/.pi/agent); a second run changes nothing. The files "
+        "$PI_CODING_AGENT_DIR/extensions/slashkit (default ~/.pi/agent); with --omp, into .omp/extensions/slashkit "
+        "(default ~/.omp/agent) with omp's entry beside it. A second run changes nothing. The files "
         "name no path of this machine, so a team can commit them: the extension starts $SLASHKIT_PYTHON, else "
         "slashkit-helper on PATH.",
     )
@@ -334,13 +336,14 @@ def _pi_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     for sub in (put, out):
         sub.add_argument("project", nargs="?", metavar="PROJECT_DIR", help="the project folder (default: here)")
         sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's pi agent folder")
+        sub.add_argument("--omp", action="store_true", help="for omp (oh-my-pi) instead of pi")
 
 
 def _pi(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     project = _project(usage, args)
-    target = pi.extensions_dir(project)
+    target = pi.extensions_dir(project, omp=args.omp)
     if args.what == "install":
-        paths = pi.install(target, sys.executable if args.this_python else None)
+        paths = pi.install(target, sys.executable if args.this_python else None, omp=args.omp)
         print(f"slashkit extension {'installed' if paths else 'already up to date'} in {target / pi.FOLDER}")
     else:
         paths = pi.uninstall(target)

@@ -1,0 +1,51 @@
+/**
+ * slashkit's extension in omp (oh-my-pi): pi's extension (index.ts) over omp's API, which keeps pi's but for what
+ * this entry bridges (docs/pi.md, "omp"; measured on omp 18.2.3). omp loads it through the `omp` field of the
+ * package.json beside it, so pi's `index.ts` is not loaded a second time.
+ */
+import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
+import { expandPromptTemplate, loadPromptTemplates, type ExtensionAPI as OmpAPI } from '@oh-my-pi/pi-coding-agent'
+import slashkit from './index.js'
+
+type Handler = (event: never, ctx: never) => unknown
+type Ended = { messages: { role?: string; stopReason?: string }[]; willContinue?: boolean }
+type Input = { action?: string; text?: string } | undefined
+
+export default function omp(api: OmpAPI): void {
+  const add = api.on.bind(api) as (event: string, handler: (event: never, ctx: never) => unknown) => void
+  const on = (event: string, handler: Handler): void => {
+    // omp's UI has no `getEditorComponent`, and its `input` sees a line led by a built-in: no editor to swap.
+    if (event === 'session_start') return
+    // omp ends a run with `agent_end` alone (no `agent_settled`); `willContinue` says it is not over yet. The
+    // extension's own `agent_end` handler was added first, so it has read the run's last message by then.
+    if (event === 'agent_settled') {
+      return add('agent_end', (e: Ended, c: never) => {
+        if (e.willContinue === true) return undefined
+        const end = e.messages.filter(m => m.role === 'assistant').at(-1)
+        return handler({ aborted: end?.stopReason === 'aborted' } as never, c)
+      })
+    }
+    // pi's `{action, text}` result is omp's `{handled, text}`.
+    if (event === 'input') {
+      return add('input', async (e: never, c: never) => {
+        const result = (await handler(e, c)) as Input
+        if (result?.action === 'handled') return { handled: true }
+        return result?.action === 'transform' ? { text: result.text } : undefined
+      })
+    }
+    add(event, handler)
+  }
+  // omp's `sendUserMessage` expands no prompt template (`AgentSession.sendUserMessage`): its own expansion is used.
+  const send = (text: string): void => {
+    void loadPromptTemplates().then(templates => api.sendUserMessage(expandPromptTemplate(text, templates)))
+  }
+  const wrapped = new Proxy(api, {
+    get: (target, key) => {
+      if (key === 'on') return on
+      if (key === 'sendUserMessage') return send
+      const value: unknown = Reflect.get(target, key)
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  slashkit(wrapped as unknown as ExtensionAPI)
+}

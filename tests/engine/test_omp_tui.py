@@ -1,0 +1,56 @@
+"""slashkit's extension in omp 18.2.3's TUI (oh-my-pi, docs/pi.md, "omp"), in tmux (a private socket in the test's
+folder): a typed chain runs each step with its own arguments, its lines show on the screen, and a failed turn
+stops a chain of `&&`."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.engine.test_pi_tui import Tui
+from tests.support.omp_cli import Omp, available
+from tests.support.openai_server import OpenAIServer, http_error, text
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(
+        not available(), reason="no omp: scripts/setup.sh installs @oh-my-pi/pi-coding-agent 18.2.3 and Bun"
+    ),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="no tmux: scripts/setup.sh installs it"),
+]
+
+
+def omp_tui(omp: Omp, socket: Path) -> Tui:
+    return Tui(omp.argv(), omp.env(), omp.project, socket)
+
+
+def test_a_chain_typed_in_omp(tmp_path: Path) -> None:
+    with OpenAIServer([text("ANSWER ONE"), text("ANSWER TWO")]) as model:
+        omp = Omp(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
+        tui = omp_tui(omp, tmp_path / "tmux.sock")
+        try:
+            tui.wait(lambda s: "fake-model" in s)
+            tui.type("/greet Bob && /bye Alice")
+            screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
+        finally:
+            tui.close()
+    shown = [line.strip() for line in screen.splitlines() if line.strip()]
+    # omp puts a system reminder (the date, the folder) before the first prompt of a session.
+    asked = [r.last_user_text().rsplit("</system-reminder>\n", 1)[-1] for r in model.requests]
+    assert asked == ["Say hello to Bob", "Say bye to Alice"]
+    assert shown.index("1/2: /greet Bob") < shown.index("ANSWER ONE") < shown.index("2/2: /bye Alice")
+    assert shown.index("2/2: /bye Alice") < shown.index("ANSWER TWO") < shown.index("all 2 command(s) ran")
+
+
+def test_a_failed_turn_stops_the_chain_in_omp(tmp_path: Path) -> None:
+    with OpenAIServer([http_error(400)]) as model:
+        omp = Omp(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
+        tui = omp_tui(omp, tmp_path / "tmux.sock")
+        try:
+            tui.wait(lambda s: "fake-model" in s)
+            tui.type("/greet Bob && /bye Alice")
+            screen = tui.wait(lambda s: "not run: /bye" in s)
+        finally:
+            tui.close()
+    assert "stopped after /greet: its turn ended with error; not run: /bye" in screen
+    assert len(model.requests) == 1
