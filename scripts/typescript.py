@@ -105,13 +105,18 @@ def test(work: Path) -> bool:
         (source / name).write_text(content)
     install.install(source / "opencode")
     pi_install.install(source / "pi" / "extensions")
+    pi_install.install(source / "omp" / "extensions", omp=True)
     for found in NODE_TESTS.glob("*.ts"):
         shutil.copy(found, source / found.name)
     tests = sorted(NODE_TESTS.glob("*.test.ts"))
     (work / "node_modules").symlink_to(TOOLS / "node_modules", target_is_directory=True)
     out = work / "out"
-    # pi's extension is compiled against the pinned pi's types; nothing of pi is compiled or loaded.
-    pi_types = {"@earendil-works/pi-coding-agent": [str(PI_MODULES / "@earendil-works" / "pi-coding-agent")]}
+    # pi's extension and omp's entry are compiled against the pinned pi's and omp's types; nothing of either is
+    # compiled or loaded.
+    pi_types = {
+        "@earendil-works/pi-coding-agent": [str(PI_MODULES / "@earendil-works" / "pi-coding-agent")],
+        OMP_NAME: [str(OMP_PACKAGE)],
+    }
     emit = {"types": ["node"], "noEmit": False, "rootDir": str(source), "outDir": str(out), "paths": pi_types}
     config = _tsconfig(work, emit, ["src"])
     if not _run([str(TSC), "-p", str(config)]):
@@ -122,6 +127,11 @@ def test(work: Path) -> bool:
     pi_package.mkdir(parents=True)
     (pi_package / "package.json").write_text(json.dumps({"type": "module", "main": "index.js"}))
     (pi_package / "index.js").write_text("export * from '../../../pi-editor.js'\n")
+    # omp resolves its own package for an extension, which calls its template functions: tests/node's stand-in.
+    omp_package = out / "node_modules" / OMP_NAME
+    omp_package.mkdir(parents=True)
+    (omp_package / "package.json").write_text(json.dumps({"type": "module", "main": "index.js"}))
+    (omp_package / "index.js").write_text("export * from '../../../omp-package.js'\n")
     compiled = [str(out / found.with_suffix(".js").name) for found in tests]
     # A test (or a test file: Node counts each as one) that hangs fails after 30 s instead of holding the test command.
     return _run(["node", "--test", "--test-reporter=spec", "--test-timeout=30000", *compiled])

@@ -1,0 +1,76 @@
+/**
+ * slashkit's omp entry (src/adapters/slashkit/adapters/pi/extension/omp.ts), laid out by `slashkit pi install --omp`,
+ * over pi's extension, against a fake omp and a fake helper (tests/node/omp.ts): the chain runs on omp's end of a
+ * run and omp's `input` results. The real omp runs it in tests/engine/test_omp_tui.py.
+ */
+import assert from 'node:assert/strict'
+import { afterEach, beforeEach, test } from 'node:test'
+import { FakeHelper, type Sent } from './opencode.js'
+import { FakeOmp } from './omp.js'
+
+let helper: FakeHelper
+let omp: FakeOmp
+
+beforeEach(() => {
+  helper = new FakeHelper()
+  omp = new FakeOmp()
+})
+
+afterEach(async () => {
+  await helper.close()
+})
+
+/** The core's answers to `/greet Bob && /bye Alice`: each report asked for. */
+function chainOfTwo(): (sent: Sent) => { wants?: string[]; reply?: unknown; effects?: unknown[] } {
+  let turns = 0
+  return sent => {
+    const wants = ['TurnEnded']
+    switch (sent.event) {
+      case 'ChainTyped':
+        return { wants, reply: { kind: 'run.typed', args: 'Bob', token: 1 }, effects: [{ kind: 'log', text: '1/2: /greet Bob' }] }
+      case 'TurnEnded':
+        turns += 1
+        if (sent.e['reason'] !== 'answer') return { effects: [{ kind: 'log', text: `stopped: ${String(sent.e['reason'])}` }] }
+        return turns === 1 ? { wants, effects: [{ kind: 'log', text: '2/2: /bye Alice' }, { kind: 'run', command: 'bye', args: 'Alice', token: 3 }] } : {}
+      case 'RunEnded':
+        return sent.e['token'] === 3 ? { wants, effects: [{ kind: 'log', text: 'all 2 command(s) ran' }] } : { wants }
+    }
+    return { wants }
+  }
+}
+
+test("a typed chain runs on omp's agent_end, each template filled by omp with its own step's args", async () => {
+  helper.answer = chainOfTwo()
+  await omp.type('/greet Bob && /bye Alice')
+  assert.deepEqual(omp.results[0], { text: '/greet Bob' })
+  assert.deepEqual(omp.asked, ['Say hello to Bob', 'Say bye to Alice'])
+  assert.deepEqual(omp.lines, ['1/2: /greet Bob', '2/2: /bye Alice', 'all 2 command(s) ran'])
+})
+
+test('a run omp goes on with is not the end of the step; an aborted one ends as aborted', async () => {
+  helper.answer = chainOfTwo()
+  omp.continueNext = true
+  omp.stopNext = 'aborted'
+  await omp.type('/greet Bob && /bye Alice')
+  assert.deepEqual(helper.sent.filter(s => s.event === 'TurnEnded'), [])
+  omp.stopNext = 'aborted'
+  await omp.type('/greet Bob && /bye Alice')
+  assert.deepEqual(helper.sent.filter(s => s.event === 'TurnEnded').map(s => s.e['reason']), ['aborted'])
+  assert.deepEqual(omp.lines.at(-1), 'stopped: aborted')
+})
+
+test("a chain line the core answers with a line is handled in omp's words, and reaches no model", async () => {
+  helper.answer = () => ({ reply: { kind: 'command.answer', text: 'chaining is off' } })
+  await omp.type('/greet Bob && /bye Alice')
+  assert.deepEqual(omp.results, [{ handled: true }])
+  assert.deepEqual(omp.lines, ['chaining is off'])
+  assert.deepEqual(omp.asked, [])
+})
+
+test('a line with no chain goes on untouched, and no editor is asked for', async () => {
+  await omp.type('hello')
+  assert.deepEqual(omp.results, [undefined])
+  assert.deepEqual(omp.asked, ['hello'])
+  assert.ok(!omp.events().includes('session_start'))
+  assert.ok(!omp.events().includes('agent_settled'))
+})
