@@ -1,6 +1,6 @@
 """slashkit's extension in omp 18.2.3's TUI (oh-my-pi, docs/pi.md, "omp"), in tmux (a private socket in the test's
-folder): a typed chain runs each step with its own arguments, its lines show on the screen, and a failed turn
-stops a chain of `&&`."""
+folder): a typed chain runs each step with its own arguments, its lines show on the screen, a failed turn stops a
+chain of `&&`, and a chain led by `/compact` compacts, then runs the next step."""
 
 import shutil
 from pathlib import Path
@@ -54,3 +54,29 @@ def test_a_failed_turn_stops_the_chain_in_omp(tmp_path: Path) -> None:
             tui.close()
     assert "stopped after /greet: its turn ended with error; not run: /bye" in screen
     assert len(model.requests) == 1
+
+
+def test_a_chain_led_by_compact_in_omp_compacts_then_runs_the_next_step(tmp_path: Path) -> None:
+    # omp's TUI hands a line to `input` before its own built-ins (docs/pi.md, "omp"): the extension compacts and the
+    # line is handled, so omp does not compact with "&& /greet Bob" as its instructions. omp's compaction asks the
+    # model twice (a summary, then a short one), measured on 18.2.3.
+    turns = [text("ANSWER ONE"), text("THE SUMMARY"), text("SHORT SUMMARY"), text("HELLO BOB")]
+    with OpenAIServer(turns) as model:
+        omp = Omp(tmp_path).setup(model.url, {"greet": "Say hello to $1"})
+        tui = omp_tui(omp, tmp_path / "tmux.sock")
+        try:
+            tui.wait(lambda s: "fake-model" in s)
+            tui.type("hello")
+            tui.wait(lambda s: "ANSWER ONE" in s)
+            tui.type("/compact && /greet Bob")
+            screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
+        finally:
+            tui.close()
+    shown = [line.strip() for line in screen.splitlines() if line.strip()]
+    assert shown.index("2/2: /greet Bob") < shown.index("HELLO BOB") < shown.index("all 2 command(s) ran")
+    # The line was handled: omp ran no /compact of its own after the extension's (it would fail, already compacted).
+    assert "Compaction failed" not in screen
+    assert len(model.requests) == 4
+    assert "THE SUMMARY" in model.requests[2].all_text()
+    assert not any("/greet" in r.all_text() for r in model.requests[1:3])
+    assert model.requests[3].last_user_text() == "Say hello to Bob"

@@ -45,7 +45,9 @@ class Omp:
         (self.agent / "models.yml").write_text(json.dumps({"providers": {"fake": provider}}))
         # No first-run wizard, which would take the keys typed; no update check, which asks npm's registry.
         startup = {"setupWizard": False, "checkUpdate": False}
-        (self.agent / "config.yml").write_text(json.dumps({"startup": startup}))
+        # Compaction keeps the newest 20k tokens by default, and then has the model go on by itself: neither here.
+        compaction = {"keepRecentTokens": 1, "autoContinue": False}
+        (self.agent / "config.yml").write_text(json.dumps({"startup": startup, "compaction": compaction}))
         prompts = self.project / ".omp" / "prompts"
         prompts.mkdir(parents=True, exist_ok=True)
         for name, body in templates.items():
