@@ -1,12 +1,15 @@
-"""slashkit's extension in omp 18.2.3's TUI (oh-my-pi, docs/pi.md, "omp"), in tmux (a private socket in the test's
-folder): a typed chain runs each step with its own arguments, its lines show on the screen, a failed turn stops a
-chain of `&&`, and a chain led by `/compact` compacts, then runs the next step."""
+"""slashkit's extension in omp 18.2.3's TUI (oh-my-pi, docs/pi.md, "omp (oh-my-pi)"), in tmux (a private socket in
+the test's folder): a typed chain runs each step with its own arguments and the step note, its lines show on the
+screen, a failed turn stops a chain of `&&`, and a chain led by `/compact` compacts, then runs the next step."""
 
 import shutil
 from pathlib import Path
 
 import pytest
 
+from slashkit.adapters.pi.install import FAIL_TOOL
+from slashkit.core.chain import Step
+from slashkit.core.texts import fail_note
 from tests.engine.test_pi_tui import Tui
 from tests.support.omp_cli import Omp, available
 from tests.support.openai_server import OpenAIServer, http_error, text
@@ -37,7 +40,8 @@ def test_a_chain_typed_in_omp(tmp_path: Path) -> None:
     shown = [line.strip() for line in screen.splitlines() if line.strip()]
     # omp puts a system reminder (the date, the folder) before the first prompt of a session.
     asked = [r.last_user_text().rsplit("</system-reminder>\n", 1)[-1] for r in model.requests]
-    assert asked == ["Say hello to Bob", "Say bye to Alice"]
+    note = fail_note(1, 2, [Step("bye", "Alice", "&&")], FAIL_TOOL)
+    assert asked == [f"Say hello to Bob\n\n{note}", "Say bye to Alice"]
     assert shown.index("1/2: /greet Bob") < shown.index("ANSWER ONE") < shown.index("2/2: /bye Alice")
     assert shown.index("2/2: /bye Alice") < shown.index("ANSWER TWO") < shown.index("all 2 command(s) ran")
 

@@ -24,10 +24,12 @@ afterEach(async () => {
 function chainOfTwo(): (sent: Sent) => { wants?: string[]; reply?: unknown; effects?: unknown[] } {
   let turns = 0
   return sent => {
-    const wants = ['TurnEnded']
+    const wants = ['TurnEnded', 'PromptHanded']
     switch (sent.event) {
       case 'ChainTyped':
         return { wants, reply: { kind: 'run.typed', args: 'Bob', token: 1 }, effects: [{ kind: 'log', text: '1/2: /greet Bob' }] }
+      case 'PromptHanded':
+        return { wants, reply: turns === 0 ? { kind: 'prompt', text: `${String(sent.e['text'])}\n\nNOTE` } : null }
       case 'TurnEnded':
         turns += 1
         if (sent.e['reason'] !== 'answer') return { effects: [{ kind: 'log', text: `stopped: ${String(sent.e['reason'])}` }] }
@@ -39,11 +41,13 @@ function chainOfTwo(): (sent: Sent) => { wants?: string[]; reply?: unknown; effe
   }
 }
 
-test("a typed chain runs on omp's agent_end, each template filled by omp with its own step's args", async () => {
+test("a typed chain runs on omp's agent_end, each template filled by omp with its own step's args, the note in", async () => {
   helper.answer = chainOfTwo()
   await omp.type('/greet Bob && /bye Alice')
   assert.deepEqual(omp.results[0], { text: '/greet Bob' })
-  assert.deepEqual(omp.asked, ['Say hello to Bob', 'Say bye to Alice'])
+  // The step note reaches the request through `context`, since omp ignores what `message_end` returns.
+  assert.deepEqual(omp.asked, ['Say hello to Bob\n\nNOTE', 'Say bye to Alice'])
+  assert.deepEqual(helper.events().filter(e => e === 'PromptHanded').length, 2)
   assert.deepEqual(omp.lines, ['1/2: /greet Bob', '2/2: /bye Alice', 'all 2 command(s) ran'])
 })
 

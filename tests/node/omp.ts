@@ -1,8 +1,8 @@
 /**
  * A fake omp (oh-my-pi) beneath slashkit's omp entry, for tests/node/omp.test.ts: what omp 18.2.3 does differently
  * from pi (docs/pi.md, "omp"), driven through the handlers in the order omp calls them: `input` with omp's results
- * (`handled` ends it, `text` replaces the line), template expansion, `message_end` (whose result omp ignores), the
- * model's answer, then `agent_end` alone, after which the prompts sent from it run as typed (omp's
+ * (`handled` ends it, `text` replaces the line), template expansion, `context` (whose messages the request sends),
+ * `message_end` (whose result omp ignores), the model's answer, then `agent_end` alone, after which the prompts sent from it run as typed (omp's
  * `sendUserMessage` expands nothing). Its UI has no `getEditorComponent`. Templates are omp's stand-in package's.
  */
 import omp from './omp/extensions/slashkit/omp.js'
@@ -19,6 +19,7 @@ export class FakeOmp {
   continueNext = false
   private readonly handlers = new Map<string, Handler[]>()
   private readonly sent: string[] = []
+  private clock = 0
   readonly context = { hasUI: true, ui: { notify: (text: string) => this.lines.push(text) }, isIdle: () => true }
 
   constructor() {
@@ -43,9 +44,17 @@ export class FakeOmp {
   }
 
   private async turn(prompt: string): Promise<void> {
-    const message = { role: 'user', content: [{ type: 'text', text: prompt }] }
-    for (const handle of this.handlers.get('message_end') ?? []) await handle({ type: 'message_end', message }, this.context)
-    this.asked.push(prompt)
+    this.clock += 1
+    const message = { role: 'user', content: [{ type: 'text', text: prompt }], timestamp: this.clock }
+    // omp sends the request once the `context` handlers ran (with a copy), before the `message_end` ones did.
+    let messages: { content: { text: string }[] }[] = [message]
+    for (const handle of this.handlers.get('context') ?? []) {
+      const result = (await handle({ type: 'context', messages: structuredClone(messages) }, this.context)) as { messages?: typeof messages } | undefined
+      messages = result?.messages ?? messages
+    }
+    this.asked.push(messages.at(-1)?.content.map(p => p.text).join('') ?? '')
+    // omp keeps no result of a `message_end` handler.
+    for (const handle of this.handlers.get('message_end') ?? []) await handle({ type: 'message_end', message: structuredClone(message) }, this.context)
     const answer = { role: 'assistant', content: [{ type: 'text', text: 'answered' }], stopReason: this.stopNext }
     const willContinue = this.continueNext
     this.stopNext = 'stop'

@@ -10,6 +10,7 @@ import slashkit from './index.js'
 type Handler = (event: never, ctx: never) => unknown
 type Ended = { messages: { role?: string; stopReason?: string }[]; willContinue?: boolean }
 type Input = { action?: string; text?: string } | undefined
+type Said = { role?: string; timestamp?: unknown }
 
 export default function omp(api: OmpAPI): void {
   const add = api.on.bind(api) as (event: string, handler: (event: never, ctx: never) => unknown) => void
@@ -33,8 +34,26 @@ export default function omp(api: OmpAPI): void {
         return result?.action === 'transform' ? { text: result.text } : undefined
       })
     }
+    // omp keeps no `message_end` result, and may send the request before its handlers ran; it awaits `context`,
+    // which gets a copy of what the request sends. So a user message is handed to the extension's handler once,
+    // by whichever of the two comes first, and the prompt the core gave a step (its note added) replaces it there.
+    if (event === 'message_end') {
+      const hand = (message: Said, c: never): Promise<Said | undefined> => {
+        const given = handed.get(message.timestamp) ?? Promise.resolve(handler({ type: 'message_end', message } as never, c))
+        handed.set(message.timestamp, given as Promise<Said | undefined>)
+        return given.then(result => (result as { message?: Said } | undefined)?.message)
+      }
+      add('context', async (e: { messages: Said[] }, c: never) => {
+        const last = e.messages.filter(m => m.role === 'user').at(-1)
+        if (last !== undefined) void hand(last, c)
+        const mine = async (m: Said): Promise<Said> => (m.role === 'user' && handed.has(m.timestamp) ? await hand(m, c) : undefined) ?? m
+        return { messages: await Promise.all(e.messages.map(mine)) }
+      })
+      return add('message_end', (e: { message: Said }, c: never) => (e.message.role === 'user' ? hand(e.message, c).then(() => undefined) : handler(e as never, c)))
+    }
     add(event, handler)
   }
+  const handed = new Map<unknown, Promise<unknown>>()
   // omp's `sendUserMessage` expands no prompt template (`AgentSession.sendUserMessage`): its own expansion is used.
   const send = (text: string): void => {
     void loadPromptTemplates().then(templates => api.sendUserMessage(expandPromptTemplate(text, templates)))
