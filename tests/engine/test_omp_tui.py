@@ -1,7 +1,9 @@
 """slashkit's extension in omp 18.2.3's TUI (oh-my-pi, docs/pi.md, "omp (oh-my-pi)"), in tmux (a private socket in
 the test's folder): a typed chain runs each step with its own arguments and the step note, its lines show on the
-screen, a failed turn stops a chain of `&&`, and a chain led by `/compact` compacts, then runs the next step."""
+screen, a failed turn or the fail tool stops a chain of `&&`, and a chain led by `/compact` compacts, then runs
+the next step."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from slashkit.core.chain import Step
 from slashkit.core.texts import fail_note
 from tests.engine.test_pi_tui import Tui
 from tests.support.omp_cli import Omp, available
-from tests.support.openai_server import OpenAIServer, http_error, text
+from tests.support.openai_server import OpenAIServer, http_error, text, tool_call
 
 pytestmark = [
     pytest.mark.engine,
@@ -58,6 +60,23 @@ def test_a_failed_turn_stops_the_chain_in_omp(tmp_path: Path) -> None:
             tui.close()
     assert "stopped after /greet: its turn ended with error; not run: /bye" in screen
     assert len(model.requests) == 1
+
+
+def test_the_fail_tool_stops_the_chain_in_omp(tmp_path: Path) -> None:
+    # omp offers an extension's tools as devices the model writes JSON to (`xd://<tool>`), measured on 18.2.3.
+    call = {"path": f"xd://{FAIL_TOOL}", "content": json.dumps({"reason": "no Bob here"}), "i": "Failing the step"}
+    with OpenAIServer([tool_call("write", call), text("I stop")]) as model:
+        omp = Omp(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
+        tui = omp_tui(omp, tmp_path / "tmux.sock")
+        try:
+            tui.wait(lambda s: "fake-model" in s)
+            tui.type("/greet Bob && /bye Alice")
+            screen = tui.wait(lambda s: "not run: /bye" in s and "I stop" in s)
+        finally:
+            tui.close()
+    assert "stopped after /greet: the model reported it failed: no Bob here; not run: /bye" in screen
+    assert model.requests[1].tool_results() == ["The chain stopped; the steps after this one do not run."]
+    assert len(model.requests) == 2
 
 
 def test_a_chain_led_by_compact_in_omp_compacts_then_runs_the_next_step(tmp_path: Path) -> None:
