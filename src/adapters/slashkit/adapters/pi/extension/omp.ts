@@ -1,6 +1,6 @@
 /**
  * slashkit's extension in omp (oh-my-pi): pi's extension (index.ts) over omp's API, which keeps pi's but for what
- * this entry bridges (docs/pi.md, "omp"; measured on omp 18.2.3). omp loads it through the `omp` field of the
+ * this entry bridges (docs/pi.md, "omp (oh-my-pi)"; measured on omp 18.2.3). omp loads it through the `omp` field of the
  * package.json beside it, so pi's `index.ts` is not loaded a second time.
  */
 import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
@@ -13,7 +13,7 @@ type Input = { action?: string; text?: string } | undefined
 type Said = { role?: string; timestamp?: unknown }
 
 export default function omp(api: OmpAPI): void {
-  const add = api.on.bind(api) as (event: string, handler: (event: never, ctx: never) => unknown) => void
+  const add = api.on.bind(api) as (event: string, handler: Handler) => void
   const on = (event: string, handler: Handler): void => {
     // omp's UI has no `getEditorComponent`, and its `input` sees a line led by a built-in: no editor to swap.
     if (event === 'session_start') return
@@ -38,10 +38,10 @@ export default function omp(api: OmpAPI): void {
     // which gets a copy of what the request sends. So a user message is handed to the extension's handler once,
     // by whichever of the two comes first, and the prompt the core gave a step (its note added) replaces it there.
     if (event === 'message_end') {
-      const hand = (message: Said, c: never): Promise<Said | undefined> => {
+      const hand = async (message: Said, c: never): Promise<Said | undefined> => {
         const given = handed.get(message.timestamp) ?? Promise.resolve(handler({ type: 'message_end', message } as never, c))
-        handed.set(message.timestamp, given as Promise<Said | undefined>)
-        return given.then(result => (result as { message?: Said } | undefined)?.message)
+        handed.set(message.timestamp, given)
+        return ((await given) as { message?: Said } | undefined)?.message
       }
       add('context', async (e: { messages: Said[] }, c: never) => {
         const last = e.messages.filter(m => m.role === 'user').at(-1)
