@@ -82,6 +82,19 @@ def test_tool_names_the_session_id_and_the_lich_tag_stay_untranslated(lang: str)
     assert "/compact keep the plan" in seen[Key.CONTROL_QUEUED]
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_refusal_is_in_the_sessions_language_on_both_paths(lang: str) -> None:
+    h = in_lich(lang)
+    chained = Denied(CATALOGS[lang][Key.DENY_CHAINED].format(name="compact"))
+    saved = Denied(CATALOGS[lang][Key.DENY_DEFAULT_SAVED].format(name="model"))
+
+    assert h.skill_call("compact", "now && /context") == chained
+    assert h.control_call("lich-9", "command", "/compact", "now && /context") == chained
+    assert h.control_call("lich-9", "command", "/model", "opus") == saved
+    h.settle()
+    assert h.runs == []
+
+
 @pytest.mark.parametrize("lang", [None, "", "fr", "PT-br", "pt-br", "pt", "zh", "en-US", " es", "es "])
 def test_an_unset_empty_or_unknown_language_gets_english(lang: str | None) -> None:
     assert texts_seen(in_lich(lang)) == expected("en")

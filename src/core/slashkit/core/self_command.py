@@ -168,21 +168,18 @@ def skill_answered(
 
 
 def control_answered(
-    lich: Lich | None,
+    lich: Lich,
     call: tuple[object, object, object, object],
-    is_error: bool,
     builtins: Collection[str],
     known: Identity | None,
     rule: Rule = DEFAULT_RULE,
 ) -> Taken:
-    """lich's control_session answered first; only its refusal of a command aimed at this session is taken.
-    `call` is the call's (target, action, value, args); `known` is who lich said this session is, asked only for
-    such a refusal that did not name the id (`needs_whoami`), None when it could not tell (then only the id
-    counts)."""
-    target, action, value, args = call
-    if lich is None or not control_takes(action, value, is_error) or not isinstance(value, str):
-        return Taken()
-    if not is_this_session(lich, target, known):
+    """lich's control_session refused a command (`control_takes`, which the caller asks first, since only such a
+    refusal may need lich asked who this session is); it is taken when it is aimed at this session. `call` is the
+    call's (target, action, value, args); `known` is who lich said this session is, asked only for a refusal that
+    did not name the id (`needs_whoami`), None when it could not tell (then only the id counts)."""
+    target, _, value, args = call
+    if not isinstance(value, str) or not is_this_session(lich, target, known):
         return Taken()
     asked = request(value, args)
     return _taken(decide(lich.lang, asked, builtins, rule), asked, ControlQueued(control_queued(lich, asked)))

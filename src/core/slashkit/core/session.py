@@ -414,7 +414,7 @@ def _control_answered(session: Session, call: ControlAnswered) -> Moved:
 
 def _control(session: Session, lich: Lich, call: ControlAnswered, known: sc.Identity | None) -> Moved:
     asked = (call.target, call.action, call.value, call.args)
-    return _took(session, sc.control_answered(lich, asked, call.is_error, call.builtins, known, session.rule))
+    return _took(session, sc.control_answered(lich, asked, call.builtins, known, session.rule))
 
 
 def _builtin_asked(session: Session, command: object, args: object, builtins: tuple[str, ...]) -> Moved:
