@@ -3,8 +3,19 @@ ended) move nothing: each timer and run is named by its own token, which the ses
 longer runs. Tokens count from 1 in the order the session gives them: the typed head's run, then each later
 step's timer and run."""
 
+import pytest
+
 from slashkit.adapters.memory import Command, Local, host
-from slashkit.core.chain_machine import ChainTyped
+from slashkit.core.chain_machine import (
+    ChainState,
+    ChainTyped,
+    Event,
+    StepDue,
+    StepFailed,
+    StepRan,
+    Transition,
+    on_event,
+)
 from slashkit.core.session import RunEnded, RunTyped, TimerFired
 
 
@@ -74,3 +85,23 @@ def test_a_timer_that_fires_after_its_chain_ended_does_nothing() -> None:
     assert h.runs == [("a", ""), ("b", "")]
     assert h.ui.lines == lines
     assert h.session.pending == {}
+
+
+@pytest.mark.parametrize(
+    "stale",
+    [
+        StepRan(1, 1, "late"),
+        StepFailed(1, 1, "late"),
+        StepDue(1, 1),
+        StepRan(2, 2),
+        StepFailed(2, 2, "another chain's"),
+        StepDue(2, 2),
+    ],
+)
+def test_the_machine_alone_ignores_a_report_naming_another_step_or_chain(stale: Event) -> None:
+    # The machine's own guard, for a host that drives it without the session's tokens: chain 1's step 2 runs.
+    state = on_event(ChainState(), ChainTyped("a", "&& /b && /c", "composer", True)).state
+    state = on_event(state, StepRan(1, 1)).state
+    state = on_event(state, StepDue(1, 2)).state
+
+    assert on_event(state, stale) == Transition(state)

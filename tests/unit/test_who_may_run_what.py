@@ -6,7 +6,7 @@ or /effort."""
 import pytest
 
 from slashkit.adapters.bridge import helper
-from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt
+from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt, Throws
 from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE, HOSTS, OPENCODE
@@ -147,6 +147,34 @@ class TestChains:
         h.type("/note && /slash-chain off")
         assert h.store.data == {"enabled": False}
 
+    def test_anyone_elses_chain_led_by_turning_chaining_off_runs_the_rest_without_it(self) -> None:
+        h = claude_like()
+
+        h.type("/slash-chain off && /note", "plugin")
+
+        assert h.answers == [texts.refused_text(Step("slash-chain", "off"), "plugin")]
+        assert h.runs == [("note", "")]
+        assert h.store.data == {}
+
+    def test_in_anyone_elses_chain_turning_chaining_off_is_a_refused_step_as_config_is(self) -> None:
+        # A refused step makes the chain one whose lines are not the seed's: a failure before it does not stop the
+        # chain with the seed's line but goes on by the operators, as with any refused built-in.
+        lines = {}
+        for refused_step in ("slash-chain off", "config"):
+            h = claude_like()
+            h.commands["boom"] = Command(Throws("no disk"))
+            h.type(f"/boom && /{refused_step} && /note", "plugin")
+            lines[refused_step] = [line.replace(f"/{refused_step}", "/STEP") for line in h.ui.lines]
+
+        assert lines["slash-chain off"] == lines["config"]
+        assert lines["config"][-1] == texts.ended_text(0, 1, 2)
+
+    def test_a_host_reporting_turning_chaining_off_with_no_chain_in_it_gets_the_refusal(self) -> None:
+        moved = m.on_event(m.ChainState(), m.ChainTyped("slash-chain", " off", "plugin", True))
+
+        assert moved.reply == m.CommandAnswer(texts.refused_text(Step("slash-chain", ""), "plugin"))
+        assert moved.state.running is None
+
 
 class TestSelfCommands:
     @pytest.mark.parametrize("name", ["config", "clear"])
@@ -193,6 +221,11 @@ class TestAHarnessSession:
 
         assert moved.reply == m.CommandAnswer(texts.refused_text(Step("config", ""), "sdk"))
         assert moved.state.running is None
+
+    def test_a_step_turning_chaining_off_is_answered(self) -> None:
+        moved = m.on_event(self.state(), m.ChainTyped("slash-chain", "off", "sdk", True))
+
+        assert moved.reply == m.CommandAnswer(texts.refused_text(Step("slash-chain", ""), "sdk"))
 
     def test_the_persons_chain_typed_there_still_runs(self) -> None:
         moved = m.on_event(self.state(), m.ChainTyped("config", "x && /cost", "composer", True))

@@ -339,12 +339,11 @@ def on_event(state: ChainState, event: Event) -> Transition:
                 return _step_ended(state, r, "success", "")
             return _moved(state, attrs.evolve(r, pane_closed=True))
         case TurnEnded(reason, None, answer) if r is not None and r.saw_prompt:
-            # A subagent's turn ends inside the step's own; only the main loop's end is the step's.
+            # A subagent's turn ends inside the step's own; only the main loop's end is the step's. A step that
+            # handed a prompt waits for its run, then its turn (`_after_run`), never for a pane.
             if r.wait == "turn":
                 return _end_turn(state, r, reason, answer)
-            if r.wait == "run":
-                return _moved(state, attrs.evolve(r, turn_ended=reason, output=answer))
-            return Transition(state)
+            return _moved(state, attrs.evolve(r, turn_ended=reason, output=answer))
         case PromptSubmitted(text, origin) if r is not None and origin in PERSON and not _is_own(text, r):
             return _cancel(state, r)
         case FailCalled(reason, agent):
