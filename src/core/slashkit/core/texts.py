@@ -33,6 +33,19 @@ FAIL_SCHEMA: Final[Mapping[str, object]] = {
     "properties": {"reason": {"type": "string", "description": "Why the step failed, in one sentence."}},
     "required": ["reason"],
 }
+#: The tool the model calls to queue one of the session's built-ins (a self-command), beside the fail tool on every
+#: host: `mcp__slash-chain__builtin` where tools are MCP tools, `slash-chain_builtin` where a host names them itself.
+#: Its description is Key.SELF_TOOL_NOTE, in the session's language.
+BUILTIN_TOOL: Final = "builtin"
+BUILTIN_TOOL_ID: Final = f"mcp__{CHAIN_COMMAND}__{BUILTIN_TOOL}"
+BUILTIN_SCHEMA: Final[Mapping[str, object]] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "The built-in's name, without the slash: compact."},
+        "args": {"type": "string", "description": "Its arguments, if any."},
+    },
+    "required": ["command"],
+}
 FAIL_STOPPED: Final = "The chain stopped; the steps after this one do not run."
 FAIL_NOTHING_WAITS: Final = "no slash-chain step waits on this turn, so there is nothing to stop"
 FAIL_NEEDS_REASON: Final = "reason is required: say in one sentence why the step failed"

@@ -33,14 +33,6 @@ from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, Key
 
 #: The dynamic tool the model calls to run one of the session's built-ins.
 SELF_TOOL: Final = "run_builtin"
-SELF_SCHEMA: Final[Mapping[str, object]] = {
-    "type": "object",
-    "properties": {
-        "command": {"type": "string", "description": "The built-in's name, without the slash: compact."},
-        "args": {"type": "string", "description": "Its arguments, if any."},
-    },
-    "required": ["command"],
-}
 #: What the client calls itself in `initialize` (Codex sends it as the `originator` header).
 CLIENT: Final = {"name": "slashkit", "title": "slashkit", "version": "0.1.0"}
 #: The approval requests the app-server may send; slashkit has no person to ask, so it declines each: a policy
@@ -163,7 +155,7 @@ class CodexSession(Harness[Raw]):
             "type": "function",
             "name": SELF_TOOL,
             "description": described,
-            "inputSchema": dict(SELF_SCHEMA),
+            "inputSchema": dict(texts.BUILTIN_SCHEMA),
         }
         return [fail, run]
 

@@ -42,14 +42,6 @@ from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
 SELF_SERVER: Final = "self-command"
 SELF_TOOL: Final = "run"
 SELF_TOOL_ID: Final = f"mcp__{SELF_SERVER}__{SELF_TOOL}"
-SELF_SCHEMA: Final[Mapping[str, object]] = {
-    "type": "object",
-    "properties": {
-        "command": {"type": "string", "description": "The built-in's name, without the slash: compact."},
-        "args": {"type": "string", "description": "Its arguments, if any."},
-    },
-    "required": ["command"],
-}
 #: The model a local command's answer carries (measured on Claude Code 2.1.328).
 SYNTHETIC: Final = "<synthetic>"
 #: Set in the environment of the Claude Code this host drives (slashkit.adapters.bridge.bridge.HARNESS_VARIABLE):
@@ -224,7 +216,7 @@ class SlashSession(Harness[Message]):
         if self._self_commands:
             described = texts.text(self._agenda.session.language, Key.SELF_TOOL_NOTE)
             servers[SELF_SERVER] = create_sdk_mcp_server(
-                SELF_SERVER, tools=[tool(SELF_TOOL, described, dict(SELF_SCHEMA))(self._run_builtin)]
+                SELF_SERVER, tools=[tool(SELF_TOOL, described, dict(texts.BUILTIN_SCHEMA))(self._run_builtin)]
             )
             allowed.append(SELF_TOOL_ID)
         if not isinstance(options.mcp_servers, dict):
