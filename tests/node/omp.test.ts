@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
-import { FakeHelper, type Sent } from './opencode.js'
+import { chainOfTwo, FakeHelper } from './opencode.js'
 import { FakeOmp } from './omp.js'
 
 let helper: FakeHelper
@@ -20,29 +20,8 @@ afterEach(async () => {
   await helper.close()
 })
 
-/** The core's answers to `/greet Bob && /bye Alice`: each report asked for. */
-function chainOfTwo(): (sent: Sent) => { wants?: string[]; reply?: unknown; effects?: unknown[] } {
-  let turns = 0
-  return sent => {
-    const wants = ['TurnEnded', 'PromptHanded']
-    switch (sent.event) {
-      case 'ChainTyped':
-        return { wants, reply: { kind: 'run.typed', args: 'Bob', token: 1 }, effects: [{ kind: 'log', text: '1/2: /greet Bob' }] }
-      case 'PromptHanded':
-        return { wants, reply: turns === 0 ? { kind: 'prompt', text: `${String(sent.e['text'])}\n\nNOTE` } : null }
-      case 'TurnEnded':
-        turns += 1
-        if (sent.e['reason'] !== 'answer') return { effects: [{ kind: 'log', text: `stopped: ${String(sent.e['reason'])}` }] }
-        return turns === 1 ? { wants, effects: [{ kind: 'log', text: '2/2: /bye Alice' }, { kind: 'run', command: 'bye', args: 'Alice', token: 3 }] } : {}
-      case 'RunEnded':
-        return sent.e['token'] === 3 ? { wants, effects: [{ kind: 'log', text: 'all 2 command(s) ran' }] } : { wants }
-    }
-    return { wants }
-  }
-}
-
 test("a typed chain runs on omp's agent_end, each template filled by omp with its own step's args, the note in", async () => {
-  helper.answer = chainOfTwo()
+  helper.answer = chainOfTwo(['TurnEnded', 'PromptHanded'], 'run')
   await omp.type('/greet Bob && /bye Alice')
   assert.deepEqual(omp.results[0], { text: '/greet Bob' })
   // The step note reaches the request through `context`, since omp ignores what `message_end` returns.
@@ -52,7 +31,7 @@ test("a typed chain runs on omp's agent_end, each template filled by omp with it
 })
 
 test('a run omp goes on with is not the end of the step; an aborted one ends as aborted', async () => {
-  helper.answer = chainOfTwo()
+  helper.answer = chainOfTwo(['TurnEnded', 'PromptHanded'], 'run')
   omp.continueNext = true
   omp.stopNext = 'aborted'
   await omp.type('/greet Bob && /bye Alice')

@@ -58,6 +58,35 @@ export async function until(ready: () => boolean, what: string, ms = 5000): Prom
   }
 }
 
+/**
+ * The core's answers to `/greet Bob && /bye Alice` in pi's extension (and omp's, over it), forecasts left out, each
+ * report asked for: `wants` is what the shim is asked to report; the first step's prompt gets the note `NOTE`; once
+ * its turn ended the second step runs, from a timer (`'timer'`, as pi's `agent_settled` has it) or at once
+ * (`'run'`, omp's end of a run).
+ */
+export function chainOfTwo(wants: string[], next: 'timer' | 'run'): (sent: Sent) => { wants?: string[]; reply?: unknown; effects?: unknown[] } {
+  let turns = 0
+  const bye = { kind: 'run', command: 'bye', args: 'Alice', token: 3 }
+  return sent => {
+    switch (sent.event) {
+      case 'ChainTyped':
+        return { wants, reply: { kind: 'run.typed', args: 'Bob', token: 1 }, effects: [{ kind: 'log', text: '1/2: /greet Bob' }] }
+      case 'PromptHanded':
+        return { wants, reply: turns === 0 ? { kind: 'prompt', text: `${String(sent.e['text'])}\n\nNOTE` } : null }
+      case 'TurnEnded':
+        turns += 1
+        if (sent.e['reason'] !== 'answer') return { effects: [{ kind: 'log', text: `stopped: ${String(sent.e['reason'])}` }] }
+        if (turns !== 1) return {}
+        return { wants, effects: [{ kind: 'log', text: '2/2: /bye Alice' }, next === 'timer' ? { kind: 'after', ms: 0, token: 2 } : bye] }
+      case 'TimerFired':
+        return { wants, effects: [bye] }
+      case 'RunEnded':
+        return sent.e['token'] === 3 ? { wants: next === 'timer' ? ['TurnEnded'] : wants, effects: [{ kind: 'log', text: 'all 2 command(s) ran' }] } : { wants }
+    }
+    return { wants }
+  }
+}
+
 /** Whether a process still runs. */
 export function alive(pid: number): boolean {
   try {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
-import { FakeHelper, until, type Sent } from './opencode.js'
+import { chainOfTwo, FakeHelper, until } from './opencode.js'
 import { FakePi } from './pi.js'
 import { BUILTIN_TOOL, FAIL_NOTHING_WAITS, FAIL_TOOL, UNAVAILABLE } from './pi/extensions/slashkit/host.js'
 
@@ -21,31 +21,8 @@ afterEach(async () => {
   await helper.close()
 })
 
-/** The core's answers to `/greet Bob && /bye Alice`, forecasts left out: each report asked for. */
-function chainOfTwo(): (sent: Sent) => { wants?: string[]; reply?: unknown; effects?: unknown[] } {
-  let turns = 0
-  return sent => {
-    const wants = ['TurnEnded', 'PromptSubmitted', 'PromptHanded']
-    switch (sent.event) {
-      case 'ChainTyped':
-        return { wants, reply: { kind: 'run.typed', args: 'Bob', token: 1 }, effects: [{ kind: 'log', text: '1/2: /greet Bob' }] }
-      case 'PromptHanded':
-        return { wants, reply: turns === 0 ? { kind: 'prompt', text: `${String(sent.e['text'])}\n\nNOTE` } : null }
-      case 'TurnEnded':
-        turns += 1
-        if (sent.e['reason'] !== 'answer') return { effects: [{ kind: 'log', text: `stopped: ${String(sent.e['reason'])}` }] }
-        return turns === 1 ? { wants, effects: [{ kind: 'log', text: '2/2: /bye Alice' }, { kind: 'after', ms: 0, token: 2 }] } : {}
-      case 'TimerFired':
-        return { wants, effects: [{ kind: 'run', command: 'bye', args: 'Alice', token: 3 }] }
-      case 'RunEnded':
-        return sent.e['token'] === 3 ? { wants: ['TurnEnded'], effects: [{ kind: 'log', text: 'all 2 command(s) ran' }] } : { wants }
-    }
-    return { wants }
-  }
-}
-
 test('a typed chain: the first template with its own args and the note, the next one from agent_settled', async () => {
-  helper.answer = chainOfTwo()
+  helper.answer = chainOfTwo(['TurnEnded', 'PromptSubmitted', 'PromptHanded'], 'timer')
   await pi.type('/greet Bob && /bye Alice')
   assert.deepEqual(pi.asked, ['Say hello to Bob\n\nNOTE', 'Say bye to Alice'])
   assert.deepEqual(pi.lines, ['1/2: /greet Bob', '2/2: /bye Alice', 'all 2 command(s) ran'])
@@ -54,7 +31,7 @@ test('a typed chain: the first template with its own args and the note, the next
 })
 
 test('a failed turn and an aborted one end as the core names them', async () => {
-  helper.answer = chainOfTwo()
+  helper.answer = chainOfTwo(['TurnEnded', 'PromptSubmitted', 'PromptHanded'], 'timer')
   pi.failNext = true
   await pi.type('/greet Bob && /bye Alice')
   assert.deepEqual(helper.sent.filter(s => s.event === 'TurnEnded').map(s => s.e['reason']), ['error'])
@@ -90,7 +67,7 @@ test('/slash-chain shows the core answer as a line and never reaches the model',
 test('the fail tool: nothing waits with no helper; else the core answers or refuses it', async () => {
   const fail = pi.tools.get(FAIL_TOOL)
   await assert.rejects(fail?.execute('1', { reason: 'x' }) ?? Promise.reject(new Error('no tool')), { message: FAIL_NOTHING_WAITS })
-  helper.answer = chainOfTwo()
+  helper.answer = chainOfTwo(['TurnEnded', 'PromptSubmitted', 'PromptHanded'], 'timer')
   await pi.type('/greet Bob && /bye Alice')
   helper.answer = sent => (sent.event === 'FailCalled' ? { reply: { kind: 'tool.answer', text: 'stopped' } } : {})
   assert.deepEqual((await fail?.execute('2', { reason: 'no Bob' }))?.content, [{ type: 'text', text: 'stopped' }])

@@ -11,10 +11,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from slashkit.adapters.pi import install
+from tests.support.node_agent import NodeAgent
 
 NODE = os.environ.get("SLASHKIT_PI_NODE", "")
 CLI = os.environ.get("SLASHKIT_PI", "")
@@ -27,53 +28,26 @@ def available() -> bool:
     return os.path.isfile(NODE) and os.path.isfile(CLI)
 
 
-@dataclass
-class Pi:
+class Pi(NodeAgent):
     """A project with slashkit's extension installed and prompt templates, and an agent folder on one model."""
 
-    root: Path
+    CONFIG = ".pi"
+    RUNTIME = str(Path(NODE).parent)
+    OWN_ENV: ClassVar[dict[str, str]] = {"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"}
 
-    @property
-    def project(self) -> Path:
-        return self.root / "project"
-
-    @property
-    def agent(self) -> Path:
-        return self.root / "agent"
-
-    def setup(self, url: str, templates: dict[str, str]) -> Pi:
-        """Lays out the agent folder (the scripted model) and the project (templates, the extension)."""
-        self.agent.mkdir(parents=True, exist_ok=True)
-        (self.root / "home").mkdir(exist_ok=True)
+    def write_model(self, url: str) -> None:
         provider = {"baseUrl": url, "api": "openai-completions", "apiKey": "any"}
         models = {"providers": {"fake": {**provider, "models": [{"id": "fake-model", "maxTokens": 4000}]}}}
         (self.agent / "models.json").write_text(json.dumps(models))
         # Compaction keeps the newest 20k tokens by default: a scripted session is far smaller, so it keeps none.
         settings = {"defaultProvider": "fake", "defaultModel": "fake-model", "compaction": {"keepRecentTokens": 1}}
         (self.agent / "settings.json").write_text(json.dumps(settings))
-        prompts = self.project / ".pi" / "prompts"
-        prompts.mkdir(parents=True, exist_ok=True)
-        for name, body in templates.items():
-            (prompts / f"{name}.md").write_text(f"---\ndescription: {name}\n---\n{body}\n")
-        install.install(install.extensions_dir(self.project))
-        return self
 
-    def env(self, **extra: str) -> dict[str, str]:
-        """pi's environment: its own HOME, agent folder and state, offline, this clone's Python for the helper."""
-        node_bin = str(Path(NODE).parent)
-        keep = {k: v for k, v in os.environ.items() if k in ("LANG", "TERM", "SLASHKIT_PYTHON")}
-        return {
-            **keep,
-            "PATH": f"{node_bin}:{os.environ.get('PATH', '')}",
-            "HOME": str(self.root / "home"),
-            "XDG_STATE_HOME": str(self.root / "state"),
-            "TMPDIR": str(self.root),
-            "PI_CODING_AGENT_DIR": str(self.agent),
-            "PI_OFFLINE": "1",
-            "PI_SKIP_VERSION_CHECK": "1",
-            "PI_TELEMETRY": "0",
-            **extra,
-        }
+    def install_extension(self) -> None:
+        install.install(install.extensions_dir(self.project))
+
+    def tui_argv(self) -> list[str]:
+        return [NODE, CLI, "--approve", "--no-session"]
 
     def run(self, line: str, timeout: float = 60, **extra: str) -> subprocess.CompletedProcess[str]:
         """`pi -p --approve LINE` in the project folder."""

@@ -1,0 +1,70 @@
+"""A pi-like agent's TUI (pi's, omp's) in a detached tmux session on a socket in the test's own folder, on a scripted
+model: `tui_on` starts the model, lays the agent out, starts its TUI, and stops all three whatever the test did."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from tests.support.node_agent import NodeAgent
+from tests.support.openai_server import OpenAIServer, Turn
+
+A = TypeVar("A", bound=NodeAgent)
+
+
+class Tui:
+    """An agent's TUI in a detached tmux session on the socket `socket`, started as `argv` in `cwd` with only
+    `env`."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, socket: Path) -> None:
+        self.socket = str(socket)
+        env = {**env, "SLASHKIT_PYTHON": sys.executable, "TERM": "xterm-256color"}
+        line = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        command = f"env -i {line} {shlex.join(argv)}"
+        self._tmux("new-session", "-d", "-x", "160", "-y", "50", "-c", str(cwd), command)
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=False)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p")
+
+    def wait(self, ready: Callable[[str], bool], timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if ready(screen):
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"the screen never showed what was awaited:\n{self.screen()}")
+
+    def type(self, line: str) -> None:
+        self._tmux("send-keys", "-l", line)
+        time.sleep(0.3)
+        self._tmux("send-keys", "Enter")
+
+    def key(self, name: str) -> None:
+        self._tmux("send-keys", name)
+
+    def close(self) -> None:
+        self._tmux("kill-server")
+
+
+@contextmanager
+def tui_on(agent: A, turns: Sequence[Turn], templates: dict[str, str]) -> Iterator[tuple[Tui, OpenAIServer, A]]:
+    """The scripted model answering `turns`, `agent` laid out on it with these prompt templates, and its TUI
+    started in `agent.root`; the TUI and the model are stopped when the block ends."""
+    with OpenAIServer(list(turns)) as model:
+        agent.setup(model.url, templates)
+        tui = Tui(agent.tui_argv(), agent.env(), agent.project, agent.root / "tmux.sock")
+        try:
+            yield tui, model, agent
+        finally:
+            tui.close()
