@@ -7,10 +7,11 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
 
-from slashkit.adapters.harness.terminal import Printer, json_of
+from slashkit.adapters.harness.terminal import Printer, json_of, played
 from slashkit.adapters.sdk import ChainEnded, Line, Outcome, Output, StepEnded, StepStarted, Tally
 from slashkit.adapters.sdk.terminal import extra_args
 from slashkit.core.chain import Step
@@ -45,6 +46,16 @@ def test_each_event_is_one_json_object_named_after_it() -> None:
         },
     }
     json.dumps(json_of(ChainEnded(Outcome("success", False, Tally(succeeded=2)))))
+
+
+def test_a_prompt_that_failed_is_named_as_typed_and_a_command_with_its_slash() -> None:
+    async def ended(step: Step) -> AsyncIterator[StepEnded]:
+        yield StepEnded(0, step, "error", "API Error: down")
+
+    for step, named in ((Step("", "please do it"), "please do it"), (Step("greet", "Bob"), "/greet Bob")):
+        err = io.StringIO()
+        assert asyncio.run(played(ended(step), Printer(io.StringIO(), err, as_json=False))) == "single_failed"
+        assert err.getvalue() == f"slashkit: {named} failed: API Error: down\n"
 
 
 class Terminal(io.StringIO):

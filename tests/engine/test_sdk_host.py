@@ -10,7 +10,6 @@ from typing import TypeVar
 import pytest
 
 from slashkit.adapters.sdk import (
-    SELF_TOOL_ID,
     ChainEnded,
     CommandStarted,
     Event,
@@ -24,7 +23,7 @@ from slashkit.adapters.sdk import (
 from slashkit.adapters.sdk.session import MAX_TYPED
 from slashkit.core import texts
 from slashkit.core.chain import Step
-from slashkit.core.texts import FAIL_TOOL_ID, Key
+from slashkit.core.texts import BUILTIN_TOOL_ID, FAIL_TOOL_ID, Key
 from tests.support.claude_cli import cli_available
 from tests.support.model_server import ModelServer, RecordedRequest, Turn, http_error, text, tool_use
 from tests.support.sdk_session import options, visible
@@ -266,7 +265,7 @@ def test_the_status_and_off_answer_as_every_host_does(tmp_path: Path) -> None:
 
 
 def test_a_self_command_queues_compact_and_runs_it_once_the_turn_ended(tmp_path: Path) -> None:
-    script: list[Turn] = [tool_use(SELF_TOOL_ID, {"command": "/compact"}), text("It is queued.")]
+    script: list[Turn] = [tool_use(BUILTIN_TOOL_ID, {"command": "/compact"}), text("It is queued.")]
     (events,), model = play(tmp_path, script, ["please compact the conversation"], self_commands=True)
     assert [e for e in events if not isinstance(e, Output)] == [
         StepEnded(0, Step("", "please compact the conversation"), "answer", "It is queued."),
@@ -276,16 +275,18 @@ def test_a_self_command_queues_compact_and_runs_it_once_the_turn_ended(tmp_path:
     queued = texts.text("en", Key.SKILL_QUEUED, queued="/compact")
     assert tool_answer(model.main_requests[1]) == (queued, False)
     assert model.of_kind("summary"), model.describe()
+    offered = model.main_requests[0].tool_names
+    assert (offered.count(BUILTIN_TOOL_ID), offered.count(FAIL_TOOL_ID)) == (1, 1), offered
 
 
 def test_a_self_command_never_runs_model_and_the_tool_is_off_by_default(tmp_path: Path) -> None:
-    script: list[Turn] = [tool_use(SELF_TOOL_ID, {"command": "model", "args": "opus"}), text("You set it.")]
+    script: list[Turn] = [tool_use(BUILTIN_TOOL_ID, {"command": "model", "args": "opus"}), text("You set it.")]
     (events,), model = play(tmp_path, script, ["switch to opus"], self_commands=True)
     assert not [e for e in events if isinstance(e, CommandStarted)]
     refusal = texts.text("en", Key.DENY_PERSON_ONLY, name="model")
     assert tool_answer(model.main_requests[1]) == (refusal, True)
     (_,), plain = play(tmp_path, [text("ok")], ["hello"])
-    assert SELF_TOOL_ID not in plain.main_requests[0].tool_names
+    assert BUILTIN_TOOL_ID not in plain.main_requests[0].tool_names
     assert FAIL_TOOL_ID in plain.main_requests[0].tool_names
 
 

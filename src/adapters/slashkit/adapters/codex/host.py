@@ -13,6 +13,7 @@ from typing import Final
 
 from attrs import frozen
 
+from slashkit.adapters import __version__
 from slashkit.adapters.codex.protocol import (
     DynamicToolCallResponse,
     FunctionDynamicToolSpec,
@@ -23,18 +24,15 @@ from slashkit.adapters.codex.protocol import (
 from slashkit.adapters.codex.rpc import AppServer, CodexGone, Notification, RpcError, ServerRequest
 from slashkit.adapters.harness.agenda import SettingStore
 from slashkit.adapters.harness.events import Event, Output
-from slashkit.adapters.harness.loop import Ended, Harness, step_note, tool_answer
+from slashkit.adapters.harness.loop import Ended, Harness, step_note
 from slashkit.core import chain_machine as m
-from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import CODEX
 from slashkit.core.policy import rule_for
-from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, Key
+from slashkit.core.texts import BUILTIN_TOOL_NAME, CHAIN_COMMAND, FAIL_TOOL, Key
 
-#: The dynamic tool the model calls to run one of the session's built-ins.
-SELF_TOOL: Final = "run_builtin"
 #: What the client calls itself in `initialize` (Codex sends it as the `originator` header).
-CLIENT: Final = {"name": "slashkit", "title": "slashkit", "version": "0.1.0"}
+CLIENT: Final = {"name": "slashkit", "title": "slashkit", "version": __version__}
 #: The approval requests the app-server may send; slashkit has no person to ask, so it declines each: a policy
 #: that asks is never answered yes by slashkit (with `approval_policy = "never"` none comes, measured on 0.169.0).
 _APPROVALS: Final = {
@@ -153,7 +151,7 @@ class CodexSession(Harness[Raw]):
         described = texts.text(self._agenda.session.language, Key.SELF_TOOL_NOTE)
         run: FunctionDynamicToolSpec = {
             "type": "function",
-            "name": SELF_TOOL,
+            "name": BUILTIN_TOOL_NAME,
             "description": described,
             "inputSchema": dict(texts.BUILTIN_SCHEMA),
         }
@@ -269,13 +267,12 @@ class CodexSession(Harness[Raw]):
         tool, arguments = request.params.get("tool"), request.params.get("arguments")
         arguments = arguments if isinstance(arguments, dict) else {}
         if tool == FAIL_TOOL:
-            text, refused = tool_answer(self._agenda.move(m.FailCalled(arguments.get("reason"), None)).reply)
-            self._reported_failed = self._reported_failed or not refused
-        elif tool == SELF_TOOL and self._self_commands:
-            asked = s.BuiltinAsked(arguments.get("command"), arguments.get("args"), tuple(self._builtins))
-            text, refused = tool_answer(self._agenda.move(asked).reply)
+            text, refused = self._fail_called(arguments)
+        elif tool == BUILTIN_TOOL_NAME and self._self_commands:
+            text, refused = self._builtin_called(arguments)
         else:
-            text, refused = f"no tool {json.dumps(tool)} in this session", True
+            # Its name as the call gave it, cut: the answer goes back into the model's context.
+            text, refused = f"no tool {json.dumps(tool)[:100]} in this session", True
         answer: DynamicToolCallResponse = {
             "contentItems": [{"type": "inputText", "text": text}],
             "success": not refused,

@@ -3,7 +3,7 @@ events, each run the core asks for becomes one query (one turn) of the host, sen
 back to the core. A host says only how to send one query and how it ended (`Harness._send`), and how to interrupt.
 """
 
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Final, Generic, Self, TypeVar
 
 from attrs import frozen
@@ -27,6 +27,11 @@ HARNESS_ORIGIN: Final = "bridge"
 #: The origin of text a harness sends that it does not mark as the person's (`run(..., by_person=False)`: a
 #: model's output, a message from elsewhere): it runs only what anyone may run.
 HARNESS_TEXT: Final = "harness"
+
+#: The most characters each text of a call of slashkit's tools may hold (the fail tool's `reason`, the self-command
+#: tool's `command` and `args`): the core echoes them into the answer the model reads and into the person's lines,
+#: and a /compact's instructions or a reason in one sentence are far shorter.
+MAX_TOOL_TEXT: Final = 4_000
 
 #: A host's own messages, yielded to a harness that shows everything (the SDK's `Message`, Codex's `Raw`).
 M = TypeVar("M")
@@ -82,6 +87,23 @@ def tool_answer(reply: s.Reply) -> tuple[str, bool]:
     return texts.FAIL_NOTHING_WAITS, True
 
 
+def too_long(arguments: Mapping[str, object], *names: str) -> str | None:
+    """Why a call of slashkit's tools is refused before the core reads it: one of its texts is over MAX_TOOL_TEXT
+    characters (the answer says how long, never the text itself).
+
+    >>> too_long({"args": "x" * 5000}, "command", "args")
+    'args is 5,000 characters, over the 4,000 a call of this tool may hold: call it again with less'
+    >>> too_long({"command": "compact", "args": 7}, "command", "args") is None
+    True
+    """
+    for name in names:
+        value = arguments.get(name)
+        if isinstance(value, str) and len(value) > MAX_TOOL_TEXT:
+            held = f"over the {MAX_TOOL_TEXT:,} a call of this tool may hold"
+            return f"{name} is {len(value):,} characters, {held}: call it again with less"
+    return None
+
+
 class Harness(Generic[M]):
     """What the harness types, run the way a person's session would, plus slash chains: `async for event in
     session.run("/review && /test")`. A host subclasses it with `_send` (one query, yielding its output and then
@@ -131,6 +153,28 @@ class Harness(Generic[M]):
     async def interrupt(self) -> None:
         """Interrupts the model's turn: a chain whose step it was stops (its turn ended as `aborted`)."""
         raise NotImplementedError
+
+    # slashkit's tools: each host hands a call's arguments here, as the call gave them, and answers with the text
+
+    def _fail_called(self, arguments: Mapping[str, object], agent: str | None = None) -> tuple[str, bool]:
+        """The fail tool's answer, and whether it is a refusal; `agent` names the subagent that called it, if
+        one did. A call of the model's own turn that stopped the step marks the step failed."""
+        why = too_long(arguments, "reason")
+        if why is not None:
+            return why, True
+        text, refused = tool_answer(self._agenda.move(m.FailCalled(arguments.get("reason"), agent)).reply)
+        if agent is None:
+            self._reported_failed = self._reported_failed or not refused
+        return text, refused
+
+    def _builtin_called(self, arguments: Mapping[str, object]) -> tuple[str, bool]:
+        """The self-command tool's answer, and whether it is a refusal: a built-in it queued runs as the query
+        after this turn's (`_builtin`)."""
+        why = too_long(arguments, "command", "args")
+        if why is not None:
+            return why, True
+        asked = s.BuiltinAsked(arguments.get("command"), arguments.get("args"), tuple(self._builtins))
+        return tool_answer(self._agenda.move(asked).reply)
 
     # What the harness types
 

@@ -75,7 +75,7 @@ async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:
                 if not event.ok:
                     ended = "single_failed"
                     why = first_line(event.output) or f"its turn ended with {event.how}"
-                    printer.problem(f"{event.step.name} failed: {why}")
+                    printer.problem(f"{event.label} failed: {why}")
     return ended
 
 

@@ -28,20 +28,16 @@ from claude_agent_sdk import (
 
 from slashkit.adapters.bridge.bridge import HARNESS_VARIABLE
 from slashkit.adapters.harness.agenda import SettingStore
-from slashkit.adapters.harness.loop import HARNESS_ORIGIN, Ended, Harness, step_note, tool_answer
-from slashkit.adapters.sdk.events import Event, Message, Output
+from slashkit.adapters.harness.events import Output
+from slashkit.adapters.harness.loop import HARNESS_ORIGIN, Ended, Harness, step_note
+from slashkit.adapters.sdk.events import Event, Message
 from slashkit.adapters.sdk.mapping import QueryEnd, step_end
 from slashkit.core import chain_machine as m
-from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.policy import rule_for
-from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
+from slashkit.core.texts import BUILTIN_TOOL, BUILTIN_TOOL_ID, CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
 
-#: The in-process server and tool the model calls to run one of the session's built-ins.
-SELF_SERVER: Final = "self-command"
-SELF_TOOL: Final = "run"
-SELF_TOOL_ID: Final = f"mcp__{SELF_SERVER}__{SELF_TOOL}"
 #: The model a local command's answer carries (measured on Claude Code 2.1.328).
 SYNTHETIC: Final = "<synthetic>"
 #: Set in the environment of the Claude Code this host drives (slashkit.adapters.bridge.bridge.HARNESS_VARIABLE):
@@ -184,8 +180,7 @@ class SlashSession(Harness[Message]):
         if not isinstance(agent, str):
             return {}
         tool_input = raw.get("tool_input")
-        reason = tool_input.get("reason") if isinstance(tool_input, dict) else None
-        text, _ = tool_answer(self._agenda.move(m.FailCalled(reason, agent)).reply)
+        text, _ = self._fail_called(tool_input if isinstance(tool_input, dict) else {}, agent)
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -195,34 +190,26 @@ class SlashSession(Harness[Message]):
         }
 
     async def _fail(self, args: dict[str, Any]) -> dict[str, Any]:
-        text, refused = tool_answer(self._agenda.move(m.FailCalled(args.get("reason"), None)).reply)
-        self._reported_failed = self._reported_failed or not refused
-        return {"content": [{"type": "text", "text": text}], "is_error": refused}
+        return mcp_answer(*self._fail_called(args))
 
     async def _run_builtin(self, args: dict[str, Any]) -> dict[str, Any]:
-        # Queued, the built-in runs as the query after this turn's (`_builtin`).
-        asked = s.BuiltinAsked(args.get("command"), args.get("args"), tuple(self._builtins))
-        text, refused = tool_answer(self._agenda.move(asked).reply)
-        return {"content": [{"type": "text", "text": text}], "is_error": refused}
+        return mcp_answer(*self._builtin_called(args))
 
     def _amend(self, options: ClaudeAgentOptions) -> ClaudeAgentOptions:
-        """The harness's options plus slashkit's in-process tools (allowed, always loaded) and hooks."""
-        servers: dict[str, McpSdkServerConfig] = {
-            CHAIN_COMMAND: create_sdk_mcp_server(
-                CHAIN_COMMAND, tools=[tool(FAIL_TOOL, texts.FAIL_DESCRIPTION, dict(texts.FAIL_SCHEMA))(self._fail)]
-            )
-        }
+        """The harness's options plus slashkit's in-process tools (allowed, always loaded) and hooks: one server,
+        `slash-chain`, with the fail tool and (with self-commands) the self-command tool. The slash-chain plugin,
+        if the person installed it, serves no tools in this session (HARNESS_MARK), so each name is offered once."""
+        tools = [tool(FAIL_TOOL, texts.FAIL_DESCRIPTION, dict(texts.FAIL_SCHEMA))(self._fail)]
         allowed = [FAIL_TOOL_ID]
         if self._self_commands:
             described = texts.text(self._agenda.session.language, Key.SELF_TOOL_NOTE)
-            servers[SELF_SERVER] = create_sdk_mcp_server(
-                SELF_SERVER, tools=[tool(SELF_TOOL, described, dict(texts.BUILTIN_SCHEMA))(self._run_builtin)]
-            )
-            allowed.append(SELF_TOOL_ID)
+            tools.append(tool(BUILTIN_TOOL, described, dict(texts.BUILTIN_SCHEMA))(self._run_builtin))
+            allowed.append(BUILTIN_TOOL_ID)
         if not isinstance(options.mcp_servers, dict):
             raise TypeError("slashkit adds its in-process tools to mcp_servers, so pass them as a dict, not a path")
+        server = create_sdk_mcp_server(CHAIN_COMMAND, tools=tools)
         # Kept out of tool search, or the model never sees them (measured on Claude Code 2.1.328).
-        loaded = {name: cast(McpSdkServerConfig, {**config, "alwaysLoad": True}) for name, config in servers.items()}
+        loaded = {CHAIN_COMMAND: cast(McpSdkServerConfig, {**server, "alwaysLoad": True})}
         hooks = {key: list(value) for key, value in (options.hooks or {}).items()}
         hooks.setdefault("UserPromptSubmit", []).append(HookMatcher(hooks=[self._prompt_submitted]))
         hooks.setdefault("PreToolUse", []).append(HookMatcher(matcher=FAIL_TOOL_ID, hooks=[self._fail_from_subagent]))
@@ -233,6 +220,11 @@ class SlashSession(Harness[Message]):
             allowed_tools=[*options.allowed_tools, *allowed],
             hooks=hooks,
         )
+
+
+def mcp_answer(text: str, refused: bool) -> dict[str, Any]:
+    """A tool's answer as an in-process MCP tool returns it."""
+    return {"content": [{"type": "text", "text": text}], "is_error": refused}
 
 
 def query_end(result: ResultMessage, synthetic: str, prompted: bool) -> QueryEnd:
