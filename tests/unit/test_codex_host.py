@@ -1,6 +1,8 @@
 """The Codex host's parts that need no Codex: the chain command's words through the shared loop, and reading
 `skills/list`."""
 
+import pytest
+
 from slashkit.adapters import __version__
 from slashkit.adapters.codex.host import CLIENT, CodexSession, skill_paths
 from slashkit.adapters.memory import DictStore
@@ -47,3 +49,8 @@ def test_the_model_gets_the_fail_tool_and_with_self_commands_slash_chain_builtin
 
 def test_the_client_names_the_packages_version() -> None:
     assert CLIENT["version"] == __version__
+
+
+def test_a_setting_no_harness_host_takes_is_refused_by_name_as_python_refuses_it() -> None:
+    with pytest.raises(TypeError, match="CodexSession\\(\\) got an unexpected keyword argument 'self_command'"):
+        CodexSession("codex", self_command=True)  # type: ignore[call-arg]

@@ -122,3 +122,8 @@ def test_an_oversized_fail_reason_is_refused_and_marks_nothing() -> None:
     text, refused = answer(asyncio.run(host._fail({"reason": "no Bob " * 200_000})))
     assert refused and len(text) < 200 and text.startswith("reason is 1,400,000 characters")
     assert not host._reported_failed
+
+
+def test_a_setting_the_session_does_not_take_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="SlashSession\\(\\) got an unexpected keyword argument 'langauge'"):
+        SlashSession(ClaudeAgentOptions(), langauge="es")  # type: ignore[call-arg]

@@ -9,7 +9,7 @@ session; this module says how one step runs in Codex and how its turn ended.
 import contextlib
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Final
+from typing import Final, Unpack
 
 from attrs import frozen
 
@@ -22,13 +22,11 @@ from slashkit.adapters.codex.protocol import (
     UserInput,
 )
 from slashkit.adapters.codex.rpc import AppServer, CodexGone, Notification, RpcError, ServerRequest
-from slashkit.adapters.harness.agenda import SettingStore
 from slashkit.adapters.harness.events import Event, Output
-from slashkit.adapters.harness.loop import Ended, Harness, step_note
+from slashkit.adapters.harness.loop import Ended, Harness, SessionSettings, step_note
 from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.allowlist import CODEX
-from slashkit.core.policy import rule_for
 from slashkit.core.texts import BUILTIN_TOOL_NAME, CHAIN_COMMAND, FAIL_TOOL, Key
 
 #: What the client calls itself in `initialize` (Codex sends it as the `originator` header).
@@ -73,17 +71,13 @@ class CodexSession(Harness[Raw]):
         config: Iterable[str] = (),
         approval_policy: str | None = None,
         sandbox: str | None = None,
-        self_commands: bool = False,
-        language: str | None = None,
-        store: SettingStore | None = None,
-        allow: Iterable[str] = (),
+        **settings: Unpack[SessionSettings],
     ) -> None:
-        super().__init__(rule_for(CODEX, " ".join(allow), harness=True), language, store, FAIL_TOOL)
+        super().__init__(CODEX, settings, harness=True, fail_tool=FAIL_TOOL)
         words = [codex] if isinstance(codex, str) else list(codex)
         self._argv = [*words, *(part for item in config for part in ("-c", item)), "app-server"]
         self._cwd, self._env = cwd, env
         self._approval_policy, self._sandbox = approval_policy, sandbox
-        self._self_commands = self_commands
         self._server: AppServer | None = None
         self._thread = ""
         self._turn: str | None = None

@@ -3,8 +3,8 @@ events, each run the core asks for becomes one query (one turn) of the host, sen
 back to the core. A host says only how to send one query and how it ended (`Harness._send`), and how to interrupt.
 """
 
-from collections.abc import AsyncIterator, Collection, Mapping
-from typing import Final, Generic, Self, TypeVar
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping
+from typing import Final, Generic, Self, TypedDict, TypeVar
 
 from attrs import frozen
 
@@ -14,9 +14,10 @@ from slashkit.adapters.memory import DictStore
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core import texts
+from slashkit.core.allowlist import Allowlist
 from slashkit.core.chain import Step, holds_chain
 from slashkit.core.js_text import js_trim_end
-from slashkit.core.policy import Denied, Rule
+from slashkit.core.policy import Denied, rule_for
 from slashkit.core.texts import CHAIN_COMMAND
 
 #: The origin of what the harness types for the person: their own input, which may run anything and cancels a
@@ -104,6 +105,18 @@ def too_long(arguments: Mapping[str, object], *names: str) -> str | None:
     return None
 
 
+class SessionSettings(TypedDict, total=False):
+    """What every harness host's session takes after its own arguments: `self_commands=True` offers the model the
+    self-command tool; `language` picks slashkit's texts (en, pt-BR, zh-CN, es); `store` keeps the person's
+    `/slash-chain on` and `off` (by default, for this session only); `allow` names the built-ins the person adds to
+    the allowlist for themselves (never /model or /effort)."""
+
+    self_commands: bool
+    language: str | None
+    store: SettingStore | None
+    allow: Iterable[str]
+
+
 class Harness(Generic[M]):
     """What the harness types, run the way a person's session would, plus slash chains: `async for event in
     session.run("/review && /test")`. A host subclasses it with `_send` (one query, yielding its output and then
@@ -113,10 +126,17 @@ class Harness(Generic[M]):
     max_typed: int = 100_000
 
     def __init__(
-        self, rule: Rule, language: str | None, store: SettingStore | None, fail_tool: str = texts.FAIL_TOOL_ID
+        self, host: Allowlist, settings: SessionSettings, *, harness: bool = False, fail_tool: str = texts.FAIL_TOOL_ID
     ) -> None:
-        self._rule = rule
-        self._agenda = Agenda(s.opened(rule, fail_tool, language=language), store or DictStore())
+        """`host`'s built-ins and allowlist, widened by `allow`; `harness`: the host reads the harness's text as
+        typing unless told it is not (slashkit.core.policy.rule_for); `fail_tool` is the fail tool's name there."""
+        unknown = sorted(settings.keys() - SessionSettings.__annotations__.keys())
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        self._rule = rule_for(host, " ".join(settings.get("allow", ())), harness)
+        self._self_commands = settings.get("self_commands", False)
+        rule, language = self._rule, settings.get("language")
+        self._agenda = Agenda(s.opened(rule, fail_tool, language=language), settings.get("store") or DictStore())
         #: Whether the model reported the running step failed with the fail tool.
         self._reported_failed = False
         #: The names the session knows (None: it listed none, and no step is refused for being unknown).

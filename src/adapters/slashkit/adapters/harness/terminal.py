@@ -6,7 +6,7 @@ import itertools
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, Literal, TextIO
 
 from cattrs.preconf.json import make_converter
@@ -58,6 +58,30 @@ def ended_by(event: ChainEnded) -> Ended:
 
 def first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0][:300]
+
+
+async def exit_status(
+    play: Awaitable[Ended],
+    printer: "Printer",
+    timeout: float,
+    gone: tuple[type[Exception], ...],
+    why_gone: Callable[[Exception], Iterable[str]],
+) -> int:
+    """Plays a run (`played`) within `timeout` seconds and prints how it ended; returns the exit status. A host
+    that ended first (one of the errors `gone`) is `exited`, each of `why_gone`'s lines a problem line."""
+    try:
+        ended = await asyncio.wait_for(play, timeout=timeout)
+    except TimeoutError:
+        ended = "timeout"
+        printer.problem(f"no end after {timeout:g} s")
+    except gone as error:
+        ended = "exited"
+        for line in why_gone(error):
+            printer.problem(line)
+    finally:
+        printer.progress_done()
+    printer.outcome(ended)
+    return EXIT[ended]
 
 
 async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:

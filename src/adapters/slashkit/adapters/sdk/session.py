@@ -7,8 +7,8 @@ import asyncio
 import dataclasses
 import gc
 import json
-from collections.abc import AsyncIterator, Collection, Iterable, Mapping
-from typing import Any, Final, cast
+from collections.abc import AsyncIterator, Collection, Mapping
+from typing import Any, Final, Unpack, cast
 
 from claude_agent_sdk import (
     AssistantMessage,
@@ -27,15 +27,13 @@ from claude_agent_sdk import (
 )
 
 from slashkit.adapters.bridge.bridge import HARNESS_VARIABLE
-from slashkit.adapters.harness.agenda import SettingStore
 from slashkit.adapters.harness.events import Output
-from slashkit.adapters.harness.loop import HARNESS_ORIGIN, Ended, Harness, step_note
+from slashkit.adapters.harness.loop import HARNESS_ORIGIN, Ended, Harness, SessionSettings, step_note
 from slashkit.adapters.sdk.events import Event, Message
 from slashkit.adapters.sdk.mapping import QueryEnd, step_end
 from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE
-from slashkit.core.policy import rule_for
 from slashkit.core.texts import BUILTIN_TOOL, BUILTIN_TOOL_ID, CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
 
 #: The model a local command's answer carries (measured on Claude Code 2.1.328).
@@ -69,13 +67,9 @@ class SlashSession(Harness[Message]):
         options: ClaudeAgentOptions | None = None,
         *,
         client: ClaudeSDKClient | None = None,
-        self_commands: bool = False,
-        language: str | None = None,
-        store: SettingStore | None = None,
-        allow: Iterable[str] = (),
+        **settings: Unpack[SessionSettings],
     ) -> None:
-        super().__init__(rule_for(CLAUDE_CODE, " ".join(allow)), language, store)
-        self._self_commands = self_commands
+        super().__init__(CLAUDE_CODE, settings)
         self._lock = asyncio.Lock()
         self._in_flight: str | None = None
         self._is_step = False
