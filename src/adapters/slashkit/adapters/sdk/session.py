@@ -191,8 +191,9 @@ class SlashSession(Harness[Message]):
 
     def _amend(self, options: ClaudeAgentOptions) -> ClaudeAgentOptions:
         """The harness's options plus slashkit's in-process tools (allowed, always loaded) and hooks: one server,
-        `slash-chain`, with the fail tool and (with self-commands) the self-command tool. The slash-chain plugin,
-        if the person installed it, serves no tools in this session (HARNESS_MARK), so each name is offered once."""
+        `slash-chain`, with the fail tool and (with self-commands) the self-command tool, the names the slash-chain
+        plugin gives its own. With the plugin installed too, the model is offered each name once and its call
+        reaches this session (measured on Claude Code 2.1.328, tests/engine/test_sdk_who_may_run_what.py)."""
         tools = [tool(FAIL_TOOL, texts.FAIL_DESCRIPTION, dict(texts.FAIL_SCHEMA))(self._fail)]
         allowed = [FAIL_TOOL_ID]
         if self._self_commands:
