@@ -127,3 +127,8 @@ def test_an_oversized_fail_reason_is_refused_and_marks_nothing() -> None:
 def test_a_setting_the_session_does_not_take_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match="SlashSession\\(\\) got an unexpected keyword argument 'langauge'"):
         SlashSession(ClaudeAgentOptions(), langauge="es")  # type: ignore[call-arg]
+
+
+def test_the_sdk_reads_lines_of_16_mib_unless_the_harness_said_otherwise() -> None:
+    assert SlashSession(ClaudeAgentOptions()).client.options.max_buffer_size == 16 << 20
+    assert SlashSession(ClaudeAgentOptions(max_buffer_size=1 << 20)).client.options.max_buffer_size == 1 << 20

@@ -42,6 +42,11 @@ SYNTHETIC: Final = "<synthetic>"
 #: a slashkit plugin installed for good, and so loaded into this session too, reads each step this host sends as
 #: the harness's text, never as the person's typing, and starts no chain of its own from it.
 HARNESS_MARK: Final = {HARNESS_VARIABLE: "sdk"}
+#: The longest line of Claude Code's the SDK reads, where the harness's options do not say (the SDK's own default
+#: is 1 MiB). A line is one message: a model's answer, or its tool call whole, so a call of slashkit's tools with
+#: 1 MiB of arguments would end the SDK's reader and with it the session and its running chain (measured on
+#: claude-agent-sdk 0.2.184 with Claude Code 2.1.328) before the call could be refused (MAX_TOOL_TEXT).
+MAX_LINE: Final = 16 << 20
 #: The most characters `run` takes. Claude Code writes a query's text back in one JSON line, and the SDK reads no
 #: line over its `max_buffer_size` (1 MiB by default): a 1.1 MB text ends its reader, a 1.0 MB one runs (measured
 #: on claude-agent-sdk 0.2.184 with Claude Code 2.1.328). JSON writes a control character in 6 bytes, so this
@@ -211,6 +216,7 @@ class SlashSession(Harness[Message]):
         return dataclasses.replace(
             options,
             env={**options.env, **HARNESS_MARK},
+            max_buffer_size=options.max_buffer_size or MAX_LINE,
             mcp_servers={**options.mcp_servers, **loaded},
             allowed_tools=[*options.allowed_tools, *allowed],
             hooks=hooks,
