@@ -7,10 +7,11 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
 
-from slashkit.adapters.harness.terminal import Printer, json_of
+from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, json_of, played
 from slashkit.adapters.sdk import ChainEnded, Line, Outcome, Output, StepEnded, StepStarted, Tally
 from slashkit.adapters.sdk.terminal import extra_args
 from slashkit.core.chain import Step
@@ -45,6 +46,37 @@ def test_each_event_is_one_json_object_named_after_it() -> None:
         },
     }
     json.dumps(json_of(ChainEnded(Outcome("success", False, Tally(succeeded=2)))))
+
+
+def test_a_prompt_that_failed_is_named_as_typed_and_a_command_with_its_slash() -> None:
+    async def ended(step: Step) -> AsyncIterator[StepEnded]:
+        yield StepEnded(0, step, "error", "API Error: down")
+
+    for step, named in ((Step("", "please do it"), "please do it"), (Step("greet", "Bob"), "/greet Bob")):
+        err = io.StringIO()
+        assert asyncio.run(played(ended(step), Printer(io.StringIO(), err, as_json=False))) == "single_failed"
+        assert err.getvalue() == f"slashkit: {named} failed: API Error: down\n"
+
+
+def test_a_run_that_does_not_end_in_time_or_whose_host_ended_first_exits_4_saying_so() -> None:
+    async def hangs() -> Ended:
+        await asyncio.sleep(60)
+        return "ran"
+
+    async def host_gone() -> Ended:
+        raise ConnectionError("pipe closed")
+
+    def why(error: Exception) -> list[str]:
+        return [f"the host ended first: {error}", "it said: bye"]
+
+    for play, said in (
+        (hangs, "slashkit: no end after 0.05 s\n"),
+        (host_gone, "slashkit: the host ended first: pipe closed\nslashkit: it said: bye\n"),
+    ):
+        out, err = io.StringIO(), io.StringIO()
+        status = asyncio.run(exit_status(play(), Printer(out, err, as_json=True), 0.05, (ConnectionError,), why))
+        assert (status, err.getvalue()) == (4, said)
+        assert json.loads(out.getvalue())["exit"] == 4
 
 
 class Terminal(io.StringIO):

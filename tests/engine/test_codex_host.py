@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from slashkit.adapters.codex import SELF_TOOL, CodexSession, Raw
+from slashkit.adapters.codex import CodexSession, Raw
 from slashkit.adapters.harness.events import ChainEnded, CommandStarted, Event, Line, Notice, Output, StepEnded
-from slashkit.core.texts import FAIL_TOOL
+from slashkit.core.texts import BUILTIN_TOOL_NAME, FAIL_TOOL
 from tests.support.codex_cli import CodexHome, codex_binary, codex_home, gone_within
 from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
 
@@ -141,7 +141,7 @@ def test_a_self_command_queues_compact_which_runs_once_the_turn_ended() -> None:
         assert "compact" in model.requests[1].function_outputs()[0]
         assert not [e for e in events if isinstance(e, Notice)]
 
-    with_codex([tool_call(SELF_TOOL, {"command": "compact"}), text("Queued.")], body, self_commands=True)
+    with_codex([tool_call(BUILTIN_TOOL_NAME, {"command": "compact"}), text("Queued.")], body, self_commands=True)
 
 
 def test_a_self_command_for_model_is_refused_and_nothing_is_queued() -> None:
@@ -152,7 +152,22 @@ def test_a_self_command_for_model_is_refused_and_nothing_is_queued() -> None:
         assert "/model" in answer and "user" in answer
         assert [r.kind for r in model.requests] == ["main", "main"]
 
-    with_codex([tool_call(SELF_TOOL, {"command": "model", "args": "o3"}), text("I may not.")], body, self_commands=True)
+    script: list[Turn] = [tool_call(BUILTIN_TOOL_NAME, {"command": "model", "args": "o3"}), text("I may not.")]
+    with_codex(script, body, self_commands=True)
+
+
+def test_a_self_command_of_a_mebibyte_is_refused_unechoed_and_the_running_chain_goes_on() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "/greet Bob && /greet Carol")
+        assert ended(events).ok and lines(events)[-1] == "all 2 command(s) ran"
+        assert not [e for e in events if isinstance(e, CommandStarted)]
+        answer = model.main_requests[1].function_outputs()[0]
+        assert len(answer) < 200 and answer.startswith("args is 1,048,576 characters"), answer[:300]
+        assert [r.kind for r in model.requests] == ["main", "main", "main"]
+
+    label = {"command": "compact", "args": "x" * (1 << 20)}
+    script: list[Turn] = [tool_call(BUILTIN_TOOL_NAME, label), text("Hello Bob!"), text("Hello Carol!")]
+    with_codex(script, body, self_commands=True)
 
 
 def test_a_pipe_hands_the_first_steps_answer_to_the_next() -> None:
@@ -261,3 +276,13 @@ def test_codex_dying_mid_turn_fails_the_step_with_one_line_and_leaves_nothing_ru
         assert [e.how for e in again if isinstance(e, StepEnded)] == ["failed"]
 
     with_codex([text("never said", hold=hold)], body)
+
+
+def test_a_prompt_alone_ends_as_a_step_shown_as_its_text_not_as_a_slash_command() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, _: CodexHome) -> None:
+        events = await chain(session, "please do it")
+        [step] = [e for e in events if isinstance(e, StepEnded)]
+        assert (step.label, step.how, step.output) == ("please do it", "answer", "Done.")
+        assert not [e for e in events if isinstance(e, CommandStarted)]
+
+    with_codex([text("Done.")], body)

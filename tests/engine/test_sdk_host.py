@@ -2,6 +2,7 @@
 iterating `SlashSession.run` sees, and what the model is handed."""
 
 import asyncio
+import dataclasses
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -10,7 +11,6 @@ from typing import TypeVar
 import pytest
 
 from slashkit.adapters.sdk import (
-    SELF_TOOL_ID,
     ChainEnded,
     CommandStarted,
     Event,
@@ -24,7 +24,7 @@ from slashkit.adapters.sdk import (
 from slashkit.adapters.sdk.session import MAX_TYPED
 from slashkit.core import texts
 from slashkit.core.chain import Step
-from slashkit.core.texts import FAIL_TOOL_ID, Key
+from slashkit.core.texts import BUILTIN_TOOL_ID, FAIL_TOOL_ID, Key
 from tests.support.claude_cli import cli_available
 from tests.support.model_server import ModelServer, RecordedRequest, Turn, http_error, text, tool_use
 from tests.support.sdk_session import options, visible
@@ -38,14 +38,14 @@ T = TypeVar("T")
 
 
 def play(
-    tmp: Path, script: Sequence[Turn], typed: Sequence[str], *, self_commands: bool = False
+    tmp: Path, script: Sequence[Turn], typed: Sequence[str], *, self_commands: bool = False, buffer: int | None = None
 ) -> tuple[list[list[Event]], ModelServer]:
     """Types each text into one session and returns what each `run` yielded (the SDK's messages left out)."""
 
     async def scenario(session: SlashSession) -> list[list[Event]]:
         return [visible([e async for e in session.run(t)]) for t in typed]
 
-    return in_session(tmp, script, scenario, self_commands=self_commands)
+    return in_session(tmp, script, scenario, self_commands=self_commands, buffer=buffer)
 
 
 def in_session(
@@ -54,11 +54,14 @@ def in_session(
     scenario: Callable[[SlashSession], Awaitable[T]],
     *,
     self_commands: bool = False,
+    buffer: int | None = None,
 ) -> tuple[T, ModelServer]:
+    """`buffer`: the harness's own `max_buffer_size`, the longest line the SDK reads (None: slashkit's)."""
     with ModelServer(script, idle_timeout=60) as model:
 
         async def main() -> T:
-            async with SlashSession(options(tmp, model), self_commands=self_commands) as session:
+            given = dataclasses.replace(options(tmp, model), max_buffer_size=buffer)
+            async with SlashSession(given, self_commands=self_commands) as session:
                 return await asyncio.wait_for(scenario(session), timeout=60)
 
         return asyncio.run(main()), model
@@ -159,12 +162,14 @@ def test_the_fail_tool_stops_the_chain_and_refuses_when_no_step_waits(tmp_path: 
     assert FAIL_TOOL_ID in model.main_requests[0].tool_names
 
 
-#: The SDK's reader takes no line over 1 MiB (max_buffer_size; measured on claude-agent-sdk 0.2.184).
+#: The SDK's reader takes no line over its max_buffer_size (measured on claude-agent-sdk 0.2.184), here the
+#: SDK's own default, 1 MiB, which a harness may pass.
 UNREADABLE = r"Claude Code sent a message the SDK cannot read \(Buffer size \d+ exceeds limit 1048576\)"
 
 
 def test_an_answer_over_the_sdks_buffer_fails_its_step_with_a_line_and_every_later_query(tmp_path: Path) -> None:
-    (events, after), _ = play(tmp_path, [text("x" * (1100 * 1024))], ["/greet Bob && /cost", "/cost"])
+    script = [text("x" * (1100 * 1024))]
+    (events, after), _ = play(tmp_path, script, ["/greet Bob && /cost", "/cost"], buffer=1 << 20)
     assert outcome(events) == STOPPED_FIRST
     assert re.fullmatch(f"stopped after /greet: it failed: {UNREADABLE}; not run: /cost", lines(events)[-1])
     # The SDK reads nothing more of the session: the next query fails at once, saying why.
@@ -266,7 +271,7 @@ def test_the_status_and_off_answer_as_every_host_does(tmp_path: Path) -> None:
 
 
 def test_a_self_command_queues_compact_and_runs_it_once_the_turn_ended(tmp_path: Path) -> None:
-    script: list[Turn] = [tool_use(SELF_TOOL_ID, {"command": "/compact"}), text("It is queued.")]
+    script: list[Turn] = [tool_use(BUILTIN_TOOL_ID, {"command": "/compact"}), text("It is queued.")]
     (events,), model = play(tmp_path, script, ["please compact the conversation"], self_commands=True)
     assert [e for e in events if not isinstance(e, Output)] == [
         StepEnded(0, Step("", "please compact the conversation"), "answer", "It is queued."),
@@ -276,16 +281,28 @@ def test_a_self_command_queues_compact_and_runs_it_once_the_turn_ended(tmp_path:
     queued = texts.text("en", Key.SKILL_QUEUED, queued="/compact")
     assert tool_answer(model.main_requests[1]) == (queued, False)
     assert model.of_kind("summary"), model.describe()
+    offered = model.main_requests[0].tool_names
+    assert (offered.count(BUILTIN_TOOL_ID), offered.count(FAIL_TOOL_ID)) == (1, 1), offered
+
+
+def test_an_oversized_self_command_is_refused_unechoed_and_the_running_chain_goes_on(tmp_path: Path) -> None:
+    asked = {"command": "compact", "args": "x" * (1 << 20)}
+    script: list[Turn] = [tool_use(BUILTIN_TOOL_ID, asked), text("Hello Bob!")]
+    (events,), model = play(tmp_path, script, ["/greet Bob && /cost"], self_commands=True)
+    assert outcome(events) == ran(2), model.describe()
+    assert not [e for e in events if isinstance(e, CommandStarted)]
+    answer, refused = tool_answer(model.main_requests[1])
+    assert refused and answer.startswith("args is 1,048,576 characters") and len(answer) < 200, answer[:300]
 
 
 def test_a_self_command_never_runs_model_and_the_tool_is_off_by_default(tmp_path: Path) -> None:
-    script: list[Turn] = [tool_use(SELF_TOOL_ID, {"command": "model", "args": "opus"}), text("You set it.")]
+    script: list[Turn] = [tool_use(BUILTIN_TOOL_ID, {"command": "model", "args": "opus"}), text("You set it.")]
     (events,), model = play(tmp_path, script, ["switch to opus"], self_commands=True)
     assert not [e for e in events if isinstance(e, CommandStarted)]
     refusal = texts.text("en", Key.DENY_PERSON_ONLY, name="model")
     assert tool_answer(model.main_requests[1]) == (refusal, True)
     (_,), plain = play(tmp_path, [text("ok")], ["hello"])
-    assert SELF_TOOL_ID not in plain.main_requests[0].tool_names
+    assert BUILTIN_TOOL_ID not in plain.main_requests[0].tool_names
     assert FAIL_TOOL_ID in plain.main_requests[0].tool_names
 
 

@@ -18,10 +18,10 @@ import pytest
 from claude_agent_sdk import ClaudeAgentOptions, SystemMessage
 
 from slashkit.adapters.claude_code.plugins import lay_out
-from slashkit.adapters.sdk import SELF_TOOL_ID, CommandStarted, Event, Line, Message, SlashSession
+from slashkit.adapters.sdk import CommandStarted, Event, Line, Message, SlashSession
 from slashkit.core import texts
 from slashkit.core.chain import Step
-from slashkit.core.texts import Key
+from slashkit.core.texts import BUILTIN_TOOL_ID, FAIL_TOOL_ID, Key
 from tests.support.claude_cli import claude_path, cli_available
 from tests.support.model_server import ModelServer, RecordedRequest, Turn, text, tool_use
 from tests.support.sdk_session import options, visible
@@ -60,7 +60,7 @@ def tool_answer(request: RecordedRequest) -> tuple[str, bool]:
 
 def test_the_models_config_is_refused_and_no_setting_changes(tmp_path: Path) -> None:
     asked = {"command": "config", "args": "permissionMode=acceptEdits model=opus[1m]"}
-    with ModelServer([tool_use(SELF_TOOL_ID, asked), text("It is not mine to set.")], idle_timeout=60) as model:
+    with ModelServer([tool_use(BUILTIN_TOOL_ID, asked), text("It is not mine to set.")], idle_timeout=60) as model:
         opts = options(tmp_path, model)
         before = settings_files(opts)
         (events,) = run_all(opts, [("raise your own permissions", True)], self_commands=True)
@@ -129,3 +129,25 @@ def test_an_installed_plugin_never_reads_the_hosts_steps_as_typing(tmp_path: Pat
         assert len(models) == 1, f"a later request went to another model: {models}\n{model.describe()}"
         assert len(model.main_requests) == 3, model.describe()
         assert settings_files(opts) == before, model.describe()
+
+
+def test_with_the_plugin_installed_one_builtin_tool_is_offered_and_one_call_queues_one_compact(tmp_path: Path) -> None:
+    script: list[Turn] = [tool_use(BUILTIN_TOOL_ID, {"command": "compact"}), text("It is queued.")]
+    with ModelServer(script, idle_timeout=60) as model:
+        opts = options(tmp_path, model)
+        install_for_good(opts, lay_out(tmp_path / "marketplace"))
+
+        async def main() -> list[Event]:
+            async with SlashSession(opts, self_commands=True) as session:
+                return [e async for e in session.run("please compact the conversation")]
+
+        every = asyncio.run(asyncio.wait_for(main(), timeout=90))
+        plugins = [p for e in every if isinstance(e, Message) for p in loaded_plugins(e.message)]
+        assert "slash-chain" in plugins, f"the plugin is not loaded: {plugins}"
+        offered = model.main_requests[0].tool_names
+        # The host's in-process server and the plugin are both `slash-chain`: each tool is offered once.
+        assert (offered.count(BUILTIN_TOOL_ID), offered.count(FAIL_TOOL_ID)) == (1, 1), offered
+        queued = [e for e in visible(every) if isinstance(e, CommandStarted)]
+        assert [(e.step.name, e.queued) for e in queued] == [("/compact", True)], model.describe()
+        assert tool_answer(model.main_requests[1]) == (texts.text("en", Key.SKILL_QUEUED, queued="/compact"), False)
+        assert len(model.of_kind("summary")) == 1, model.describe()

@@ -1,8 +1,12 @@
 """The Codex host's parts that need no Codex: the chain command's words through the shared loop, and reading
 `skills/list`."""
 
-from slashkit.adapters.codex.host import CodexSession, skill_paths
+import pytest
+
+from slashkit.adapters import __version__
+from slashkit.adapters.codex.host import CLIENT, CodexSession, skill_paths
 from slashkit.adapters.memory import DictStore
+from slashkit.core import texts
 
 
 def test_status_off_and_on_answer_as_the_chain_command_does_and_save_the_setting() -> None:
@@ -33,3 +37,20 @@ def test_skill_paths_keep_the_first_enabled_skill_of_each_name_and_drop_what_is_
     }
     assert skill_paths(listed) == {"greet": "/p/greet/SKILL.md", "lint": "/h/lint"}
     assert skill_paths({"data": "nope"}) == {}
+
+
+def test_the_model_gets_the_fail_tool_and_with_self_commands_slash_chain_builtin_as_pi_names_it() -> None:
+    assert [tool["name"] for tool in CodexSession("codex")._tools()] == ["fail"]
+    fail, builtin = CodexSession("codex", self_commands=True, language="es")._tools()
+    assert (fail["name"], builtin["name"]) == ("fail", "slash-chain_builtin")
+    assert builtin["inputSchema"] == texts.BUILTIN_SCHEMA
+    assert builtin["description"] == texts.text("es", texts.Key.SELF_TOOL_NOTE)
+
+
+def test_the_client_names_the_packages_version() -> None:
+    assert CLIENT["version"] == __version__
+
+
+def test_a_setting_no_harness_host_takes_is_refused_by_name_as_python_refuses_it() -> None:
+    with pytest.raises(TypeError, match="CodexSession\\(\\) got an unexpected keyword argument 'self_command'"):
+        CodexSession("codex", self_command=True)  # type: ignore[call-arg]

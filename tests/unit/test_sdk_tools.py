@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookMatcher
 
-from slashkit.adapters.sdk import SELF_TOOL_ID, SlashSession
+from slashkit.adapters.harness.loop import MAX_TOOL_TEXT
+from slashkit.adapters.sdk import SlashSession
 from slashkit.core import texts
-from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL_ID, Key
+from slashkit.core.texts import BUILTIN_TOOL_ID, CHAIN_COMMAND, FAIL_TOOL_ID, Key
 
 CONTEXT: HookContext = {"signal": None}
 
@@ -80,14 +81,12 @@ def test_the_harness_options_keep_theirs_and_gain_slashkits() -> None:
     mine = HookMatcher(hooks=[theirs])
     given = ClaudeAgentOptions(allowed_tools=["Read"], hooks={"UserPromptSubmit": [mine]}, mcp_servers={})
     options = SlashSession(given, self_commands=True).client.options
-    assert options.allowed_tools == ["Read", FAIL_TOOL_ID, SELF_TOOL_ID]
+    assert options.allowed_tools == ["Read", FAIL_TOOL_ID, BUILTIN_TOOL_ID]
     assert options.hooks is not None and options.hooks["UserPromptSubmit"][0] is mine
     assert len(options.hooks["UserPromptSubmit"]) == 2 and len(options.hooks["PreToolUse"]) == 1
     assert isinstance(options.mcp_servers, dict)
-    assert {name: dict(c).get("alwaysLoad") for name, c in options.mcp_servers.items()} == {
-        CHAIN_COMMAND: True,
-        "self-command": True,
-    }
+    # One server, the slash-chain plugin's name, holds both tools: mcp__slash-chain__fail and __builtin.
+    assert {name: dict(c).get("alwaysLoad") for name, c in options.mcp_servers.items()} == {CHAIN_COMMAND: True}
     assert given.allowed_tools == ["Read"], "the harness's own options are not changed"
 
 
@@ -98,5 +97,38 @@ def test_an_mcp_config_path_is_refused_with_a_reason(tmp_path: Path) -> None:
 
 def test_the_self_command_tool_is_off_unless_turned_on() -> None:
     options = SlashSession(ClaudeAgentOptions()).client.options
-    assert SELF_TOOL_ID not in options.allowed_tools
+    assert BUILTIN_TOOL_ID not in options.allowed_tools
     assert isinstance(options.mcp_servers, dict) and set(options.mcp_servers) == {CHAIN_COMMAND}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"command": "compact", "args": "keep " + "x" * (1 << 20)},
+        {"command": "compact" + " x" * MAX_TOOL_TEXT},
+    ],
+)
+def test_an_oversized_self_command_is_refused_queues_nothing_and_is_not_echoed(args: dict[str, Any]) -> None:
+    host = session(self_commands=True)
+    text, refused = answer(asyncio.run(host._run_builtin(args)))
+    assert refused and len(text) < 200 and "characters, over the 4,000" in text
+    assert host._agenda.due == 0
+    fitting = {"command": "compact", "args": "x" * MAX_TOOL_TEXT}
+    assert answer(asyncio.run(host._run_builtin(fitting)))[1] is False
+
+
+def test_an_oversized_fail_reason_is_refused_and_marks_nothing() -> None:
+    host = session()
+    text, refused = answer(asyncio.run(host._fail({"reason": "no Bob " * 200_000})))
+    assert refused and len(text) < 200 and text.startswith("reason is 1,400,000 characters")
+    assert not host._reported_failed
+
+
+def test_a_setting_the_session_does_not_take_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="SlashSession\\(\\) got an unexpected keyword argument 'langauge'"):
+        SlashSession(ClaudeAgentOptions(), langauge="es")  # type: ignore[call-arg]
+
+
+def test_the_sdk_reads_lines_of_16_mib_unless_the_harness_said_otherwise() -> None:
+    assert SlashSession(ClaudeAgentOptions()).client.options.max_buffer_size == 16 << 20
+    assert SlashSession(ClaudeAgentOptions(max_buffer_size=1 << 20)).client.options.max_buffer_size == 1 << 20

@@ -38,6 +38,8 @@ FAIL_SCHEMA: Final[Mapping[str, object]] = {
 #: Its description is Key.SELF_TOOL_NOTE, in the session's language.
 BUILTIN_TOOL: Final = "builtin"
 BUILTIN_TOOL_ID: Final = f"mcp__{CHAIN_COMMAND}__{BUILTIN_TOOL}"
+#: Its name where a host names its tools itself, with no MCP server before it (Codex's dynamic tools, opencode, pi).
+BUILTIN_TOOL_NAME: Final = f"{CHAIN_COMMAND}_{BUILTIN_TOOL}"
 BUILTIN_SCHEMA: Final[Mapping[str, object]] = {
     "type": "object",
     "properties": {

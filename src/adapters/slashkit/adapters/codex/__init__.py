@@ -6,33 +6,11 @@ the same events and controls as the Agent SDK host (docs/codex.md).
             ...
 """
 
-from slashkit.adapters.codex.host import SELF_TOOL, CodexSession, Raw
+from slashkit.adapters import harness
+from slashkit.adapters.codex.host import CodexSession, Raw
 from slashkit.adapters.codex.rpc import CodexGone
-from slashkit.adapters.harness.events import (
-    ChainEnded,
-    CommandStarted,
-    Event,
-    Line,
-    Notice,
-    Output,
-    StepEnded,
-    StepStarted,
-)
-from slashkit.core.chain_machine import Outcome, Tally
+from slashkit.adapters.harness import *  # noqa: F403 (every harness host's events, named once in harness)
+from slashkit.adapters.harness.events import Event
 
-__all__ = [
-    "SELF_TOOL",
-    "ChainEnded",
-    "CodexGone",
-    "CodexSession",
-    "CommandStarted",
-    "Event",
-    "Line",
-    "Notice",
-    "Outcome",
-    "Output",
-    "Raw",
-    "StepEnded",
-    "StepStarted",
-    "Tally",
-]
+__all__ = ["CodexGone", "CodexSession", "Event", "Raw"]
+__all__ += harness.__all__

@@ -9,10 +9,11 @@ session; this module says how one step runs in Codex and how its turn ended.
 import contextlib
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Final
+from typing import Final, Unpack
 
 from attrs import frozen
 
+from slashkit.adapters import __version__
 from slashkit.adapters.codex.protocol import (
     DynamicToolCallResponse,
     FunctionDynamicToolSpec,
@@ -21,20 +22,15 @@ from slashkit.adapters.codex.protocol import (
     UserInput,
 )
 from slashkit.adapters.codex.rpc import AppServer, CodexGone, Notification, RpcError, ServerRequest
-from slashkit.adapters.harness.agenda import SettingStore
 from slashkit.adapters.harness.events import Event, Output
-from slashkit.adapters.harness.loop import Ended, Harness, step_note, tool_answer
+from slashkit.adapters.harness.loop import Ended, Harness, SessionSettings, step_note
 from slashkit.core import chain_machine as m
-from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import CODEX
-from slashkit.core.policy import rule_for
-from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, Key
+from slashkit.core.texts import BUILTIN_TOOL_NAME, CHAIN_COMMAND, FAIL_TOOL, Key
 
-#: The dynamic tool the model calls to run one of the session's built-ins.
-SELF_TOOL: Final = "run_builtin"
 #: What the client calls itself in `initialize` (Codex sends it as the `originator` header).
-CLIENT: Final = {"name": "slashkit", "title": "slashkit", "version": "0.1.0"}
+CLIENT: Final = {"name": "slashkit", "title": "slashkit", "version": __version__}
 #: The approval requests the app-server may send; slashkit has no person to ask, so it declines each: a policy
 #: that asks is never answered yes by slashkit (with `approval_policy = "never"` none comes, measured on 0.169.0).
 _APPROVALS: Final = {
@@ -75,17 +71,13 @@ class CodexSession(Harness[Raw]):
         config: Iterable[str] = (),
         approval_policy: str | None = None,
         sandbox: str | None = None,
-        self_commands: bool = False,
-        language: str | None = None,
-        store: SettingStore | None = None,
-        allow: Iterable[str] = (),
+        **settings: Unpack[SessionSettings],
     ) -> None:
-        super().__init__(rule_for(CODEX, " ".join(allow), harness=True), language, store, FAIL_TOOL)
+        super().__init__(CODEX, settings, harness=True, fail_tool=FAIL_TOOL)
         words = [codex] if isinstance(codex, str) else list(codex)
         self._argv = [*words, *(part for item in config for part in ("-c", item)), "app-server"]
         self._cwd, self._env = cwd, env
         self._approval_policy, self._sandbox = approval_policy, sandbox
-        self._self_commands = self_commands
         self._server: AppServer | None = None
         self._thread = ""
         self._turn: str | None = None
@@ -153,7 +145,7 @@ class CodexSession(Harness[Raw]):
         described = texts.text(self._agenda.session.language, Key.SELF_TOOL_NOTE)
         run: FunctionDynamicToolSpec = {
             "type": "function",
-            "name": SELF_TOOL,
+            "name": BUILTIN_TOOL_NAME,
             "description": described,
             "inputSchema": dict(texts.BUILTIN_SCHEMA),
         }
@@ -269,13 +261,12 @@ class CodexSession(Harness[Raw]):
         tool, arguments = request.params.get("tool"), request.params.get("arguments")
         arguments = arguments if isinstance(arguments, dict) else {}
         if tool == FAIL_TOOL:
-            text, refused = tool_answer(self._agenda.move(m.FailCalled(arguments.get("reason"), None)).reply)
-            self._reported_failed = self._reported_failed or not refused
-        elif tool == SELF_TOOL and self._self_commands:
-            asked = s.BuiltinAsked(arguments.get("command"), arguments.get("args"), tuple(self._builtins))
-            text, refused = tool_answer(self._agenda.move(asked).reply)
+            text, refused = self._fail_called(arguments)
+        elif tool == BUILTIN_TOOL_NAME and self._self_commands:
+            text, refused = self._builtin_called(arguments)
         else:
-            text, refused = f"no tool {json.dumps(tool)} in this session", True
+            # Its name as the call gave it, cut: the answer goes back into the model's context.
+            text, refused = f"no tool {json.dumps(tool)[:100]} in this session", True
         answer: DynamicToolCallResponse = {
             "contentItems": [{"type": "inputText", "text": text}],
             "success": not refused,

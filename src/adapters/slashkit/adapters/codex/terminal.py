@@ -12,7 +12,7 @@ from attrs import frozen
 from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE
 from slashkit.adapters.codex.host import CodexSession
 from slashkit.adapters.codex.rpc import CodexGone, RpcError
-from slashkit.adapters.harness.terminal import EXIT, Ended, Printer, first_line, played
+from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, first_line, played
 
 
 @frozen
@@ -35,18 +35,12 @@ def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) 
 
 async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
     printer = Printer(out, err, settings.json)
-    try:
-        ended = await asyncio.wait_for(_play(settings, printer), timeout=settings.timeout)
-    except TimeoutError:
-        ended = "timeout"
-        printer.problem(f"no end after {settings.timeout:g} s")
-    except (CodexGone, RpcError) as error:
-        ended = "exited"
-        printer.problem(f"Codex ended first: {first_line(str(error))}")
-    finally:
-        printer.progress_done()
-    printer.outcome(ended)
-    return EXIT[ended]
+    play = _play(settings, printer)
+    return await exit_status(play, printer, settings.timeout, (CodexGone, RpcError), _ended_first)
+
+
+def _ended_first(error: Exception) -> list[str]:
+    return [f"Codex ended first: {first_line(str(error))}"]
 
 
 async def _play(settings: Settings, printer: Printer) -> Ended:

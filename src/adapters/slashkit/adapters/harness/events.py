@@ -70,6 +70,16 @@ class StepEnded:
         """Tells whether the step ended well (it ran, or its turn ended with an answer)."""
         return self.how in ("ran", "answer")
 
+    @property
+    def label(self) -> str:
+        """What ran, as the person reads it: `/name args` for a command; a prompt typed alone (its step has no
+        command, only the text) as its text, which is no slash command.
+
+        >>> StepEnded(0, Step("", "please do it"), "error", "").label, StepEnded(1, Step("a", "x"), "ran", "").label
+        ('please do it', '/a x')
+        """
+        return self.step.name if self.step.command else self.step.args
+
 
 @frozen
 class ChainEnded:

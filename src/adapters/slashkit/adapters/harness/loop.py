@@ -3,8 +3,8 @@ events, each run the core asks for becomes one query (one turn) of the host, sen
 back to the core. A host says only how to send one query and how it ended (`Harness._send`), and how to interrupt.
 """
 
-from collections.abc import AsyncIterator, Collection
-from typing import Final, Generic, Self, TypeVar
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping
+from typing import Final, Generic, Self, TypedDict, TypeVar
 
 from attrs import frozen
 
@@ -14,9 +14,10 @@ from slashkit.adapters.memory import DictStore
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core import texts
+from slashkit.core.allowlist import Allowlist
 from slashkit.core.chain import Step, holds_chain
 from slashkit.core.js_text import js_trim_end
-from slashkit.core.policy import Denied, Rule
+from slashkit.core.policy import Denied, rule_for
 from slashkit.core.texts import CHAIN_COMMAND
 
 #: The origin of what the harness types for the person: their own input, which may run anything and cancels a
@@ -27,6 +28,11 @@ HARNESS_ORIGIN: Final = "bridge"
 #: The origin of text a harness sends that it does not mark as the person's (`run(..., by_person=False)`: a
 #: model's output, a message from elsewhere): it runs only what anyone may run.
 HARNESS_TEXT: Final = "harness"
+
+#: The most characters each text of a call of slashkit's tools may hold (the fail tool's `reason`, the self-command
+#: tool's `command` and `args`): the core echoes them into the answer the model reads and into the person's lines,
+#: and a /compact's instructions or a reason in one sentence are far shorter.
+MAX_TOOL_TEXT: Final = 4_000
 
 #: A host's own messages, yielded to a harness that shows everything (the SDK's `Message`, Codex's `Raw`).
 M = TypeVar("M")
@@ -82,6 +88,35 @@ def tool_answer(reply: s.Reply) -> tuple[str, bool]:
     return texts.FAIL_NOTHING_WAITS, True
 
 
+def too_long(arguments: Mapping[str, object], *names: str) -> str | None:
+    """Why a call of slashkit's tools is refused before the core reads it: one of its texts is over MAX_TOOL_TEXT
+    characters (the answer says how long, never the text itself).
+
+    >>> too_long({"args": "x" * 5000}, "command", "args")
+    'args is 5,000 characters, over the 4,000 a call of this tool may hold: call it again with less'
+    >>> too_long({"command": "compact", "args": 7}, "command", "args") is None
+    True
+    """
+    for name in names:
+        value = arguments.get(name)
+        if isinstance(value, str) and len(value) > MAX_TOOL_TEXT:
+            held = f"over the {MAX_TOOL_TEXT:,} a call of this tool may hold"
+            return f"{name} is {len(value):,} characters, {held}: call it again with less"
+    return None
+
+
+class SessionSettings(TypedDict, total=False):
+    """What every harness host's session takes after its own arguments: `self_commands=True` offers the model the
+    self-command tool; `language` picks slashkit's texts (en, pt-BR, zh-CN, es); `store` keeps the person's
+    `/slash-chain on` and `off` (by default, for this session only); `allow` names the built-ins the person adds to
+    the allowlist for themselves (never /model or /effort)."""
+
+    self_commands: bool
+    language: str | None
+    store: SettingStore | None
+    allow: Iterable[str]
+
+
 class Harness(Generic[M]):
     """What the harness types, run the way a person's session would, plus slash chains: `async for event in
     session.run("/review && /test")`. A host subclasses it with `_send` (one query, yielding its output and then
@@ -91,10 +126,17 @@ class Harness(Generic[M]):
     max_typed: int = 100_000
 
     def __init__(
-        self, rule: Rule, language: str | None, store: SettingStore | None, fail_tool: str = texts.FAIL_TOOL_ID
+        self, host: Allowlist, settings: SessionSettings, *, harness: bool = False, fail_tool: str = texts.FAIL_TOOL_ID
     ) -> None:
-        self._rule = rule
-        self._agenda = Agenda(s.opened(rule, fail_tool, language=language), store or DictStore())
+        """`host`'s built-ins and allowlist, widened by `allow`; `harness`: the host reads the harness's text as
+        typing unless told it is not (slashkit.core.policy.rule_for); `fail_tool` is the fail tool's name there."""
+        unknown = sorted(settings.keys() - SessionSettings.__annotations__.keys())
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        self._rule = rule_for(host, " ".join(settings.get("allow", ())), harness)
+        self._self_commands = settings.get("self_commands", False)
+        rule, language = self._rule, settings.get("language")
+        self._agenda = Agenda(s.opened(rule, fail_tool, language=language), settings.get("store") or DictStore())
         #: Whether the model reported the running step failed with the fail tool.
         self._reported_failed = False
         #: The names the session knows (None: it listed none, and no step is refused for being unknown).
@@ -131,6 +173,28 @@ class Harness(Generic[M]):
     async def interrupt(self) -> None:
         """Interrupts the model's turn: a chain whose step it was stops (its turn ended as `aborted`)."""
         raise NotImplementedError
+
+    # slashkit's tools: each host hands a call's arguments here, as the call gave them, and answers with the text
+
+    def _fail_called(self, arguments: Mapping[str, object], agent: str | None = None) -> tuple[str, bool]:
+        """The fail tool's answer, and whether it is a refusal; `agent` names the subagent that called it, if
+        one did. A call of the model's own turn that stopped the step marks the step failed."""
+        why = too_long(arguments, "reason")
+        if why is not None:
+            return why, True
+        text, refused = tool_answer(self._agenda.move(m.FailCalled(arguments.get("reason"), agent)).reply)
+        if agent is None:
+            self._reported_failed = self._reported_failed or not refused
+        return text, refused
+
+    def _builtin_called(self, arguments: Mapping[str, object]) -> tuple[str, bool]:
+        """The self-command tool's answer, and whether it is a refusal: a built-in it queued runs as the query
+        after this turn's (`_builtin`)."""
+        why = too_long(arguments, "command", "args")
+        if why is not None:
+            return why, True
+        asked = s.BuiltinAsked(arguments.get("command"), arguments.get("args"), tuple(self._builtins))
+        return tool_answer(self._agenda.move(asked).reply)
 
     # What the harness types
 

@@ -6,7 +6,7 @@ import itertools
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, Literal, TextIO
 
 from cattrs.preconf.json import make_converter
@@ -60,6 +60,30 @@ def first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0][:300]
 
 
+async def exit_status(
+    play: Awaitable[Ended],
+    printer: "Printer",
+    timeout: float,
+    gone: tuple[type[Exception], ...],
+    why_gone: Callable[[Exception], Iterable[str]],
+) -> int:
+    """Plays a run (`played`) within `timeout` seconds and prints how it ended; returns the exit status. A host
+    that ended first (one of the errors `gone`) is `exited`, each of `why_gone`'s lines a problem line."""
+    try:
+        ended = await asyncio.wait_for(play, timeout=timeout)
+    except TimeoutError:
+        ended = "timeout"
+        printer.problem(f"no end after {timeout:g} s")
+    except gone as error:
+        ended = "exited"
+        for line in why_gone(error):
+            printer.problem(line)
+    finally:
+        printer.progress_done()
+    printer.outcome(ended)
+    return EXIT[ended]
+
+
 async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:
     """Prints a run's events as they come and tells how it ended: as its chain ended, or, for a command typed
     alone (index 0 is outside a chain), as that command's step ended."""
@@ -75,7 +99,7 @@ async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:
                 if not event.ok:
                     ended = "single_failed"
                     why = first_line(event.output) or f"its turn ended with {event.how}"
-                    printer.problem(f"{event.step.name} failed: {why}")
+                    printer.problem(f"{event.label} failed: {why}")
     return ended
 
 

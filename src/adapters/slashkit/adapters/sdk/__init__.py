@@ -7,32 +7,10 @@
 Needs the `sdk` extra (`pip install 'slashkit[sdk]'`); see docs/embedding.md.
 """
 
-from slashkit.adapters.sdk.events import (
-    ChainEnded,
-    CommandStarted,
-    Event,
-    Line,
-    Message,
-    Notice,
-    Output,
-    StepEnded,
-    StepStarted,
-)
-from slashkit.adapters.sdk.session import SELF_TOOL_ID, SlashSession
-from slashkit.core.chain_machine import Outcome, Tally
+from slashkit.adapters import harness
+from slashkit.adapters.harness import *  # noqa: F403 (every harness host's events, named once in harness)
+from slashkit.adapters.sdk.events import Event, Message
+from slashkit.adapters.sdk.session import SlashSession
 
-__all__ = [
-    "SELF_TOOL_ID",
-    "ChainEnded",
-    "CommandStarted",
-    "Event",
-    "Line",
-    "Message",
-    "Notice",
-    "Outcome",
-    "Output",
-    "SlashSession",
-    "StepEnded",
-    "StepStarted",
-    "Tally",
-]
+__all__ = ["Event", "Message", "SlashSession"]
+__all__ += harness.__all__

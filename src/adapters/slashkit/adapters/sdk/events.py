@@ -5,32 +5,10 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from slashkit.adapters.harness.events import (
-    ChainEnded,
-    CommandStarted,
-    Line,
-    Notice,
-    Output,
-    StepEnd,
-    StepEnded,
-    StepStarted,
-)
+from slashkit.adapters.harness import events as harness
 
 if TYPE_CHECKING:
     from claude_agent_sdk import Message as SdkMessage
-
-__all__ = [
-    "ChainEnded",
-    "CommandStarted",
-    "Event",
-    "Line",
-    "Message",
-    "Notice",
-    "Output",
-    "StepEnd",
-    "StepEnded",
-    "StepStarted",
-]
 
 
 @frozen
@@ -40,4 +18,4 @@ class Message:
     message: "SdkMessage"
 
 
-Event = Line | StepStarted | CommandStarted | Output | StepEnded | ChainEnded | Notice | Message
+Event = harness.Event | Message

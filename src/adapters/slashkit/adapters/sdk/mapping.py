@@ -6,8 +6,8 @@ from typing import Final
 
 from attrs import frozen
 
+from slashkit.adapters.harness.events import StepEnd
 from slashkit.adapters.harness.loop import Ended, told
-from slashkit.adapters.sdk.events import StepEnd
 from slashkit.core import session as s
 
 #: How the session's turn ended, by the ResultMessage's `terminal_reason` (measured on claude-agent-sdk 0.2.184

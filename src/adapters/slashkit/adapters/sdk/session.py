@@ -7,8 +7,8 @@ import asyncio
 import dataclasses
 import gc
 import json
-from collections.abc import AsyncIterator, Collection, Iterable, Mapping
-from typing import Any, Final, cast
+from collections.abc import AsyncIterator, Collection, Mapping
+from typing import Any, Final, Unpack, cast
 
 from claude_agent_sdk import (
     AssistantMessage,
@@ -27,27 +27,26 @@ from claude_agent_sdk import (
 )
 
 from slashkit.adapters.bridge.bridge import HARNESS_VARIABLE
-from slashkit.adapters.harness.agenda import SettingStore
-from slashkit.adapters.harness.loop import HARNESS_ORIGIN, Ended, Harness, step_note, tool_answer
-from slashkit.adapters.sdk.events import Event, Message, Output
+from slashkit.adapters.harness.events import Output
+from slashkit.adapters.harness.loop import HARNESS_ORIGIN, Ended, Harness, SessionSettings, step_note
+from slashkit.adapters.sdk.events import Event, Message
 from slashkit.adapters.sdk.mapping import QueryEnd, step_end
 from slashkit.core import chain_machine as m
-from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE
-from slashkit.core.policy import rule_for
-from slashkit.core.texts import CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
+from slashkit.core.texts import BUILTIN_TOOL, BUILTIN_TOOL_ID, CHAIN_COMMAND, FAIL_TOOL, FAIL_TOOL_ID, Key
 
-#: The in-process server and tool the model calls to run one of the session's built-ins.
-SELF_SERVER: Final = "self-command"
-SELF_TOOL: Final = "run"
-SELF_TOOL_ID: Final = f"mcp__{SELF_SERVER}__{SELF_TOOL}"
 #: The model a local command's answer carries (measured on Claude Code 2.1.328).
 SYNTHETIC: Final = "<synthetic>"
 #: Set in the environment of the Claude Code this host drives (slashkit.adapters.bridge.bridge.HARNESS_VARIABLE):
 #: a slashkit plugin installed for good, and so loaded into this session too, reads each step this host sends as
 #: the harness's text, never as the person's typing, and starts no chain of its own from it.
 HARNESS_MARK: Final = {HARNESS_VARIABLE: "sdk"}
+#: The longest line of Claude Code's the SDK reads, where the harness's options do not say (the SDK's own default
+#: is 1 MiB). A line is one message: a model's answer, or its tool call whole, so a call of slashkit's tools with
+#: 1 MiB of arguments would end the SDK's reader and with it the session and its running chain (measured on
+#: claude-agent-sdk 0.2.184 with Claude Code 2.1.328) before the call could be refused (MAX_TOOL_TEXT).
+MAX_LINE: Final = 16 << 20
 #: The most characters `run` takes. Claude Code writes a query's text back in one JSON line, and the SDK reads no
 #: line over its `max_buffer_size` (1 MiB by default): a 1.1 MB text ends its reader, a 1.0 MB one runs (measured
 #: on claude-agent-sdk 0.2.184 with Claude Code 2.1.328). JSON writes a control character in 6 bytes, so this
@@ -73,13 +72,9 @@ class SlashSession(Harness[Message]):
         options: ClaudeAgentOptions | None = None,
         *,
         client: ClaudeSDKClient | None = None,
-        self_commands: bool = False,
-        language: str | None = None,
-        store: SettingStore | None = None,
-        allow: Iterable[str] = (),
+        **settings: Unpack[SessionSettings],
     ) -> None:
-        super().__init__(rule_for(CLAUDE_CODE, " ".join(allow)), language, store)
-        self._self_commands = self_commands
+        super().__init__(CLAUDE_CODE, settings)
         self._lock = asyncio.Lock()
         self._in_flight: str | None = None
         self._is_step = False
@@ -184,8 +179,7 @@ class SlashSession(Harness[Message]):
         if not isinstance(agent, str):
             return {}
         tool_input = raw.get("tool_input")
-        reason = tool_input.get("reason") if isinstance(tool_input, dict) else None
-        text, _ = tool_answer(self._agenda.move(m.FailCalled(reason, agent)).reply)
+        text, _ = self._fail_called(tool_input if isinstance(tool_input, dict) else {}, agent)
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -195,44 +189,43 @@ class SlashSession(Harness[Message]):
         }
 
     async def _fail(self, args: dict[str, Any]) -> dict[str, Any]:
-        text, refused = tool_answer(self._agenda.move(m.FailCalled(args.get("reason"), None)).reply)
-        self._reported_failed = self._reported_failed or not refused
-        return {"content": [{"type": "text", "text": text}], "is_error": refused}
+        return mcp_answer(*self._fail_called(args))
 
     async def _run_builtin(self, args: dict[str, Any]) -> dict[str, Any]:
-        # Queued, the built-in runs as the query after this turn's (`_builtin`).
-        asked = s.BuiltinAsked(args.get("command"), args.get("args"), tuple(self._builtins))
-        text, refused = tool_answer(self._agenda.move(asked).reply)
-        return {"content": [{"type": "text", "text": text}], "is_error": refused}
+        return mcp_answer(*self._builtin_called(args))
 
     def _amend(self, options: ClaudeAgentOptions) -> ClaudeAgentOptions:
-        """The harness's options plus slashkit's in-process tools (allowed, always loaded) and hooks."""
-        servers: dict[str, McpSdkServerConfig] = {
-            CHAIN_COMMAND: create_sdk_mcp_server(
-                CHAIN_COMMAND, tools=[tool(FAIL_TOOL, texts.FAIL_DESCRIPTION, dict(texts.FAIL_SCHEMA))(self._fail)]
-            )
-        }
+        """The harness's options plus slashkit's in-process tools (allowed, always loaded) and hooks: one server,
+        `slash-chain`, with the fail tool and (with self-commands) the self-command tool, the names the slash-chain
+        plugin gives its own. With the plugin installed too, the model is offered each name once and its call
+        reaches this session (measured on Claude Code 2.1.328, tests/engine/test_sdk_who_may_run_what.py)."""
+        tools = [tool(FAIL_TOOL, texts.FAIL_DESCRIPTION, dict(texts.FAIL_SCHEMA))(self._fail)]
         allowed = [FAIL_TOOL_ID]
         if self._self_commands:
             described = texts.text(self._agenda.session.language, Key.SELF_TOOL_NOTE)
-            servers[SELF_SERVER] = create_sdk_mcp_server(
-                SELF_SERVER, tools=[tool(SELF_TOOL, described, dict(texts.BUILTIN_SCHEMA))(self._run_builtin)]
-            )
-            allowed.append(SELF_TOOL_ID)
+            tools.append(tool(BUILTIN_TOOL, described, dict(texts.BUILTIN_SCHEMA))(self._run_builtin))
+            allowed.append(BUILTIN_TOOL_ID)
         if not isinstance(options.mcp_servers, dict):
             raise TypeError("slashkit adds its in-process tools to mcp_servers, so pass them as a dict, not a path")
+        server = create_sdk_mcp_server(CHAIN_COMMAND, tools=tools)
         # Kept out of tool search, or the model never sees them (measured on Claude Code 2.1.328).
-        loaded = {name: cast(McpSdkServerConfig, {**config, "alwaysLoad": True}) for name, config in servers.items()}
+        loaded = {CHAIN_COMMAND: cast(McpSdkServerConfig, {**server, "alwaysLoad": True})}
         hooks = {key: list(value) for key, value in (options.hooks or {}).items()}
         hooks.setdefault("UserPromptSubmit", []).append(HookMatcher(hooks=[self._prompt_submitted]))
         hooks.setdefault("PreToolUse", []).append(HookMatcher(matcher=FAIL_TOOL_ID, hooks=[self._fail_from_subagent]))
         return dataclasses.replace(
             options,
             env={**options.env, **HARNESS_MARK},
+            max_buffer_size=options.max_buffer_size or MAX_LINE,
             mcp_servers={**options.mcp_servers, **loaded},
             allowed_tools=[*options.allowed_tools, *allowed],
             hooks=hooks,
         )
+
+
+def mcp_answer(text: str, refused: bool) -> dict[str, Any]:
+    """A tool's answer as an in-process MCP tool returns it."""
+    return {"content": [{"type": "text", "text": text}], "is_error": refused}
 
 
 def query_end(result: ResultMessage, synthetic: str, prompted: bool) -> QueryEnd:

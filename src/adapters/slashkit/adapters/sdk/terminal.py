@@ -14,7 +14,7 @@ from attrs import frozen
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError
 
 from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE
-from slashkit.adapters.harness.terminal import EXIT, Ended, Printer, first_line, played
+from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, first_line, played
 from slashkit.adapters.sdk.session import SlashSession
 
 #: The most of Claude Code's stderr kept to show when it ends first: its last lines, each cut.
@@ -61,21 +61,14 @@ def _without_closed_loop_leftover(unraisable: "sys.UnraisableHookArgs") -> None:
 async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
     printer = Printer(out, err, settings.json)
     said: deque[str] = deque(maxlen=_STDERR_LINES)
-    try:
-        ended = await asyncio.wait_for(_play(settings, printer, said.append), timeout=settings.timeout)
-    except TimeoutError:
-        ended = "timeout"
-        printer.problem(f"no end after {settings.timeout:g} s")
-    except ClaudeSDKError as error:
-        ended = "exited"
-        printer.problem(f"Claude Code ended first: {first_line(str(error))}")
+
+    def ended_first(error: Exception) -> list[str]:
         # The SDK's error says only "Check stderr output for details": Claude Code's own words are these.
-        for line in said:
-            printer.problem(f"Claude Code said: {line[:_STDERR_LINE_CHARS]}")
-    finally:
-        printer.progress_done()
-    printer.outcome(ended)
-    return EXIT[ended]
+        told = [f"Claude Code said: {line[:_STDERR_LINE_CHARS]}" for line in said]
+        return [f"Claude Code ended first: {first_line(str(error))}", *told]
+
+    play = _play(settings, printer, said.append)
+    return await exit_status(play, printer, settings.timeout, (ClaudeSDKError,), ended_first)
 
 
 async def _play(settings: Settings, printer: "Printer", stderr: Callable[[str], None]) -> Ended:
