@@ -39,6 +39,9 @@ CLIENT_FILES: Final = ("client.ts", "wire.ts")
 #: The `Host` of every Node-based host (opencode, pi), laid beside the client by `node_files`.
 NODE_HOST: Final = "node-host.ts"
 NODE_FILES: Final = (*CLIENT_FILES, NODE_HOST)
+#: The self-command tool as a Node-based host gives it the model, named as opencode names an MCP server's tool
+#: (`<server>_<tool>`, measured on opencode 1.18.33), as if the `slash-chain` server served it.
+NODE_BUILTIN_TOOL: Final = f"{texts.CHAIN_COMMAND}_{texts.BUILTIN_TOOL}"
 
 
 def helper_facts(python: str | None, fail_tool: str | None = None, host: str | None = None) -> dict[str, object]:
@@ -117,7 +120,8 @@ def node_host_module(
 ) -> str:
     """A Node-based host's generated `host.ts`: how it starts the helper (`helper_facts`), what `node-host.ts` and
     `/slash-chain` need (the line without a helper, the on/off setting's key and file, the command's name), its fail
-    tool, the chain separator, and `more` of its own."""
+    tool, the self-command tool's name and description, the chain separator, and `more` of its own (each host
+    writes the tools' arguments in its own form)."""
     values: dict[str, object] = {
         # The helper hears the tool's name with its arguments, so the core's fail note names it as it is.
         **helper_facts(python, fail_tool, host),
@@ -129,6 +133,8 @@ def node_host_module(
         "FAIL_TOOL": fail_tool,
         "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
         "FAIL_NOTHING_WAITS": texts.FAIL_NOTHING_WAITS,
+        "BUILTIN_TOOL": NODE_BUILTIN_TOOL,
+        "BUILTIN_DESCRIPTION": texts.text(texts.ENGLISH, texts.Key.SELF_TOOL_NOTE),
         **more,
     }
     return typescript_constants(head, values) + f"export const SEPARATOR = {SEPARATOR_JS}\n"
