@@ -142,6 +142,9 @@ test('the fail tool: refused with no helper (it starts none), the core answer wi
   assert.deepEqual(await opencode.fail(S, 'stuck'), { result: 'Stopped the chain.' })
   assert.deepEqual(await opencode.fail(S, 'again'), { error: 'No step waits.' })
   assert.deepEqual((await helper.received('FailCalled')).e, { reason: 'stuck', agent: null })
+  // A reason the helper could not take whole (its events are at most 1 MiB) reaches it cut to what the core reads.
+  await opencode.fail(S, 'r'.repeat(1024 * 1024))
+  assert.deepEqual((await helper.received('FailCalled', 3)).e, { reason: 'r'.repeat(MAX_TEXT), agent: null })
 })
 
 /** The core's answers to the self-command tool: `compact` queued (its run once the timer fired), the rest refused. */
