@@ -173,3 +173,17 @@ def test_outside_lich_config_and_model_asked_through_the_tool_are_refused_naming
     assert run.kinds() == ["main", "main"]
     assert run.server.of_type("session.compacted", run.session) == []
     assert run.server.of_type("tui.toast.show") == []
+
+
+def test_an_oversized_call_of_the_tool_during_a_chain_is_answered_and_the_chain_goes_on(start: Start) -> None:
+    # Attack: the model hands the tool 1 MiB of args while the person's chain runs. Cut to what the core reads, the
+    # call is refused in the core's words (not "unavailable"), and the chain's next step still runs.
+    huge = "x" * (1 << 20)
+    script = [ask_tool("model", huge), text("Hello Bob"), text("Hello Carol")]
+    run = start(script, in_lich=False)
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.server.wait_quiet(run.session, quiet=4.0)
+    [result] = run.model.main_requests[1].tool_results()
+    assert texts.text(texts.ENGLISH, Key.DENY_PERSON_ONLY, name="model") in result
+    assert run.kinds() == ["main", "main", "main"]
+    assert run.model.main_requests[2].last_user_text() == "Greet Carol warmly."
