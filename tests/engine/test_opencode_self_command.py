@@ -16,7 +16,7 @@ import pytest
 
 from slashkit.adapters.opencode.install import BUILTIN_TOOL, config_dir, install
 from slashkit.core import texts
-from slashkit.core.texts import Key
+from slashkit.core.texts import BUILTIN_SCHEMA, Key
 from tests.support import lich_mcp_stub
 from tests.support.openai_server import OpenAIServer, Turn, text, tool_call
 from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
@@ -151,6 +151,8 @@ def test_outside_lich_the_self_command_tool_compacts_the_session_once_its_turn_e
     # summarized the session, after the turn that asked for it.
     offered = run.model.main_requests[0].tool(BUILTIN_TOOL) or {}
     assert offered.get("description") == texts.text(texts.ENGLISH, Key.SELF_TOOL_NOTE)
+    # Its arguments are the core's; opencode 1.18.33 marks every one of a plugin tool's plain properties required.
+    assert offered.get("parameters") == {**BUILTIN_SCHEMA, "required": ["command", "args"]}
     assert run.kinds() == ["main", "main", "summary"]
     assert run.model.main_requests[1].tool_results() == [texts.text(texts.ENGLISH, Key.SKILL_QUEUED, queued="/compact")]
     assert run.lich_saw() == []
