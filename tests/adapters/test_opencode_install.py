@@ -11,9 +11,10 @@ from pathlib import Path
 from slashkit.adapters.bridge import protocol
 from slashkit.adapters.bridge.shim import HELPER_MODULE, NODE_FILES
 from slashkit.adapters.opencode.install import MODULES, config_dir, host_module, install, uninstall
+from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.forecast import MAX_AHEAD
-from slashkit.core.texts import FAIL_TOOL_ID
+from slashkit.core.texts import BUILTIN_SCHEMA, BUILTIN_TOOL_ID, FAIL_TOOL_ID, Key
 
 
 def slashkit(
@@ -110,6 +111,15 @@ def test_the_matcher_and_the_fail_tool_come_from_the_core() -> None:
     args = json.dumps(["-m", HELPER_MODULE, "--fail-tool", "slash-chain_fail", "--host", "opencode"])
     assert f"export const HELPER_ARGS = {args}" in host
     assert FAIL_TOOL_ID not in host
+
+
+def test_the_self_command_tool_is_the_cores_under_opencodes_name() -> None:
+    host = host_module(sys.executable)
+    # Named as the fail tool is (an MCP server `slash-chain`'s tool `builtin`), described and shaped by the core.
+    assert 'export const BUILTIN_TOOL = "slash-chain_builtin"' in host
+    assert f"export const BUILTIN_DESCRIPTION = {json.dumps(texts.text(texts.ENGLISH, Key.SELF_TOOL_NOTE))}" in host
+    assert f"export const BUILTIN_ARGS = {json.dumps(BUILTIN_SCHEMA['properties'])}" in host
+    assert BUILTIN_TOOL_ID not in host
 
 
 def test_global_install_goes_to_the_users_opencode_config(tmp_path: Path) -> None:

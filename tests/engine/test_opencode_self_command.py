@@ -1,8 +1,10 @@
-"""Self-commands in the real opencode 1.18.33 inside lich: the model asks lich's control tool (opencode names it
+"""Self-commands in the real opencode 1.18.33. Inside lich: the model asks lich's control tool (opencode names it
 `lich_control_session`) to run a command in its own session, lich refuses (a session cannot control itself,
 tests/support/lich_mcp_stub.py), and slashkit's core decides what becomes of the refusal: a built-in is queued
 and runs once the turn ended; /model is refused; the model reads the core's reply in lich's refusal's place (the
-transcript keeps lich's text); outside lich nothing changes."""
+transcript keeps lich's text); outside lich that refusal stays lich's. In any session, inside lich or not: the
+plugin's own tool `slash-chain_builtin` asks the core, which queues /compact to run once the turn ended and refuses
+what the person alone may run."""
 
 import json
 import sys
@@ -12,9 +14,9 @@ from typing import Final
 
 import pytest
 
-from slashkit.adapters.opencode.install import config_dir, install
+from slashkit.adapters.opencode.install import BUILTIN_TOOL, config_dir, install
 from slashkit.core import texts
-from slashkit.core.texts import Key
+from slashkit.core.texts import BUILTIN_SCHEMA, Key
 from tests.support import lich_mcp_stub
 from tests.support.openai_server import OpenAIServer, Turn, text, tool_call
 from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
@@ -134,3 +136,56 @@ def test_outside_lich_a_refused_compact_stays_refused(start: Start, tmp_path: Pa
     assert run.model.main_requests[1].tool_results() == [REFUSAL]
     assert list(tmp_path.rglob("slashkit-*")) == []  # no helper started: its socket folder, under the isolated TMPDIR
     assert run.server.of_type("session.compacted", run.session) == []
+
+
+def ask_tool(command: str, args: str | None = None) -> Turn:
+    return tool_call(BUILTIN_TOOL, {"command": command} if args is None else {"command": command, "args": args})
+
+
+def test_outside_lich_the_self_command_tool_compacts_the_session_once_its_turn_ended(start: Start) -> None:
+    run = start([ask_tool("compact"), text("It will compact after this turn.")], in_lich=False)
+    run.server.prompt(run.session, "please compact yourself").wait()
+    run.server.wait_event("session.compacted", run.session, timeout=60)
+    run.server.wait_quiet(run.session, quiet=2.5)
+    # The tool is offered as the core describes it; the model read the core's answer; then the queued /compact
+    # summarized the session, after the turn that asked for it.
+    offered = run.model.main_requests[0].tool(BUILTIN_TOOL) or {}
+    assert offered.get("description") == texts.text(texts.ENGLISH, Key.SELF_TOOL_NOTE)
+    # Its arguments are the core's; opencode 1.18.33 marks every one of a plugin tool's plain properties required.
+    assert offered.get("parameters") == {**BUILTIN_SCHEMA, "required": ["command", "args"]}
+    assert run.kinds() == ["main", "main", "summary"]
+    assert run.model.main_requests[1].tool_results() == [texts.text(texts.ENGLISH, Key.SKILL_QUEUED, queued="/compact")]
+    assert run.lich_saw() == []
+
+
+@pytest.mark.parametrize(
+    ("command", "refusal"),
+    [("config", Key.NOT_BUILTIN), ("model", Key.DENY_PERSON_ONLY)],
+    ids=["config", "model"],
+)
+def test_outside_lich_config_and_model_asked_through_the_tool_are_refused_naming_them(
+    start: Start, command: str, refusal: Key
+) -> None:
+    run = start([ask_tool(command, "x"), text("I may not."), text("never")], in_lich=False)
+    run.server.prompt(run.session, f"run /{command} x yourself").wait()
+    run.server.wait_quiet(run.session, quiet=4.0)
+    [result] = run.model.main_requests[1].tool_results()
+    assert texts.text(texts.ENGLISH, refusal, name=command) in result
+    # Nothing ran: no more model turns, no compaction, no toast of a queued command that failed.
+    assert run.kinds() == ["main", "main"]
+    assert run.server.of_type("session.compacted", run.session) == []
+    assert run.server.of_type("tui.toast.show") == []
+
+
+def test_an_oversized_call_of_the_tool_during_a_chain_is_answered_and_the_chain_goes_on(start: Start) -> None:
+    # Attack: the model hands the tool 1 MiB of args while the person's chain runs. Cut to what the core reads, the
+    # call is refused in the core's words (not "unavailable"), and the chain's next step still runs.
+    huge = "x" * (1 << 20)
+    script = [ask_tool("model", huge), text("Hello Bob"), text("Hello Carol")]
+    run = start(script, in_lich=False)
+    run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
+    run.server.wait_quiet(run.session, quiet=4.0)
+    [result] = run.model.main_requests[1].tool_results()
+    assert texts.text(texts.ENGLISH, Key.DENY_PERSON_ONLY, name="model") in result
+    assert run.kinds() == ["main", "main", "main"]
+    assert run.model.main_requests[2].last_user_text() == "Greet Carol warmly."

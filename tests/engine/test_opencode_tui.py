@@ -1,5 +1,5 @@
 """slashkit's opencode plugin in the real opencode 1.18.33 TUI, driven in tmux: a chain typed at the prompt
-runs step after step, and the person sees every line."""
+runs step after step, and the person sees every line; the model's self-command tool compacts the session."""
 
 import shlex
 import shutil
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.opencode.install import config_dir, install
-from tests.support.openai_server import OpenAIServer, text
+from slashkit.adapters.opencode.install import BUILTIN_TOOL, config_dir, install
+from tests.support.openai_server import OpenAIServer, Turn, text, tool_call
 from tests.support.opencode_cli import isolated_env, opencode_path, write_project
 
 pytestmark = [
@@ -90,3 +90,17 @@ def test_a_line_led_by_compact_typed_in_the_tui_compacts_then_runs_the_next_comm
     order = ["1/2: /compact", "2/2: /greet Carol", "Hello Carol", "all 2 command(s) ran"]
     places = [screen.index(words) for words in order]
     assert places == sorted(places)
+
+
+def test_the_models_self_command_tool_compacts_the_tui_session_once_its_turn_ended(tmp_path: Path, pane: Pane) -> None:
+    script: list[Turn] = [tool_call(BUILTIN_TOOL, {"command": "compact"}), text("It will compact after this turn.")]
+    with OpenAIServer(script) as model:
+        pane.open_opencode(write_project(tmp_path / "project", model.url), tmp_path)
+        pane.type_line("please compact yourself")
+        pane.wait_for("It will compact after this turn.")
+        deadline = time.monotonic() + 60
+        while "summary" not in [r.kind for r in model.requests] and time.monotonic() < deadline:
+            time.sleep(0.5)
+        kinds = [r.kind for r in model.requests if r.kind != "title"]
+    # The turn that asked for it ended first; then the session was summarized (no lich in this environment).
+    assert kinds == ["main", "main", "summary"]

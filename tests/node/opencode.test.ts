@@ -9,7 +9,8 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, test } from 'node:test'
 import { FakeHelper, FakeOpencode, alive, until, type Sent } from './opencode.js'
-import { ENABLED_KEY, FAIL_NOTHING_WAITS, STORE_FILE, UNAVAILABLE } from './opencode/plugins/slashkit/host.js'
+import { BUILTIN_DESCRIPTION, ENABLED_KEY, FAIL_NOTHING_WAITS, STORE_FILE, UNAVAILABLE } from './opencode/plugins/slashkit/host.js'
+import { MAX_TEXT } from './opencode/plugins/slashkit/wire.js'
 
 let helper: FakeHelper
 let opencode: FakeOpencode
@@ -141,6 +142,62 @@ test('the fail tool: refused with no helper (it starts none), the core answer wi
   assert.deepEqual(await opencode.fail(S, 'stuck'), { result: 'Stopped the chain.' })
   assert.deepEqual(await opencode.fail(S, 'again'), { error: 'No step waits.' })
   assert.deepEqual((await helper.received('FailCalled')).e, { reason: 'stuck', agent: null })
+  // A reason the helper could not take whole (its events are at most 1 MiB) reaches it cut to what the core reads.
+  await opencode.fail(S, 'r'.repeat(1024 * 1024))
+  assert.deepEqual((await helper.received('FailCalled', 3)).e, { reason: 'r'.repeat(MAX_TEXT), agent: null })
+})
+
+/** The core's answers to the self-command tool: `compact` queued (its run once the timer fired), the rest refused. */
+function selfCommands(sent: Sent): { reply?: unknown; effects?: unknown[] } {
+  if (sent.event === 'BuiltinAsked') {
+    return sent.e['command'] === 'compact' && (sent.e['builtins'] as string[]).includes('compact')
+      ? { reply: { kind: 'tool.answer', text: '/compact is queued and runs once this turn ends.' }, effects: [{ kind: 'after', ms: 0, token: 1 }] }
+      : { reply: { kind: 'deny', text: `/${String(sent.e['command'])} was not run.` } }
+  }
+  if (sent.event === 'TimerFired') return { effects: [{ kind: 'run', command: 'compact', args: '', token: 2 }] }
+  return {}
+}
+
+test('the self-command tool, outside lich: the core queues /compact, which then compacts the session', async () => {
+  assert.equal(opencode.hooks.tool?.['slash-chain_builtin']?.description, BUILTIN_DESCRIPTION)
+  helper.answer = selfCommands
+  await opencode.prompt(S, 'please compact')
+  assert.deepEqual(await opencode.builtin(S, { command: 'compact' }), { result: '/compact is queued and runs once this turn ends.' })
+  await helper.received('RunEnded')
+  assert.deepEqual(opencode.compacted, [S])
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [
+    ['BuiltinAsked', { command: 'compact', args: null, builtins: ['compact'] }],
+    ['TimerFired', { token: 1, applied: false }],
+    ['RunEnded', { token: 2, error: null, output: '', applied: false }],
+  ])
+})
+
+test('the self-command tool: a command the core refuses is the call error, and nothing runs', async () => {
+  helper.answer = selfCommands
+  assert.deepEqual(await opencode.builtin(S, { command: 'config' }), { error: '/config was not run.' })
+  assert.deepEqual(await opencode.builtin(S, { command: 'model', args: 'x' }), { error: '/model was not run.' })
+  assert.deepEqual(helper.events(), ['BuiltinAsked', 'BuiltinAsked'])
+  assert.deepEqual(opencode.compacted, [])
+  assert.deepEqual(opencode.commands, [])
+})
+
+test('the self-command tool: the texts the model gave are cut to what the core reads, any other value is none', async () => {
+  helper.answer = selfCommands
+  await opencode.builtin(S, { command: 'c'.repeat(1024 * 1024), args: 'a'.repeat(1024 * 1024) })
+  await opencode.builtin(S, { command: { name: 'compact' }, args: 7 })
+  const [long, odd] = helper.sent.map(s => s.e)
+  assert.deepEqual(long, { command: 'c'.repeat(MAX_TEXT), args: 'a'.repeat(MAX_TEXT), builtins: ['compact'] })
+  assert.deepEqual(odd, { command: null, args: null, builtins: ['compact'] })
+})
+
+test('the self-command tool in a subagent session (a child), inside lich: the core hears it has no built-ins, and no lich start', async () => {
+  process.env.LICH_SESSION_ID = 'lich-7f3a'
+  opencode = new FakeOpencode()
+  await opencode.load()
+  helper.answer = selfCommands
+  await opencode.event('session.created', { info: { id: 'ses_child', parentID: S } })
+  assert.deepEqual(await opencode.builtin('ses_child', { command: 'compact' }), { error: '/compact was not run.' })
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['BuiltinAsked', { command: 'compact', args: null, builtins: [] }]])
 })
 
 test('a line led by /compact compacts in the prompt place, and the chain goes on once that turn ended', async () => {

@@ -263,11 +263,21 @@ export class FakeOpencode {
   }
 
   /** The plugin's fail tool, called by the model in a session. */
-  async fail(session: string, reason: unknown): Promise<{ result?: string; error?: string }> {
-    const tool = this.hooks.tool?.['slash-chain_fail']
-    if (tool === undefined) throw new Error('no fail tool')
+  fail(session: string, reason: unknown): Promise<{ result?: string; error?: string }> {
+    return this.call('slash-chain_fail', session, { reason })
+  }
+
+  /** The plugin's self-command tool, called by the model in a session. */
+  builtin(session: string, args: Record<string, unknown>): Promise<{ result?: string; error?: string }> {
+    return this.call('slash-chain_builtin', session, args)
+  }
+
+  /** A tool the plugin gives the model, called in a session: its result, or the error the model reads. */
+  private async call(name: string, session: string, args: Record<string, unknown>): Promise<{ result?: string; error?: string }> {
+    const tool = this.hooks.tool?.[name]
+    if (tool === undefined) throw new Error(`no tool ${name}`)
     try {
-      return { result: String(await tool.execute({ reason } as never, { sessionID: session } as never)) }
+      return { result: String(await tool.execute(args as never, { sessionID: session } as never)) }
     } catch (err) {
       return { error: err instanceof Error ? err.message : String(err) }
     }

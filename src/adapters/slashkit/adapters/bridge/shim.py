@@ -117,7 +117,8 @@ def node_host_module(
 ) -> str:
     """A Node-based host's generated `host.ts`: how it starts the helper (`helper_facts`), what `node-host.ts` and
     `/slash-chain` need (the line without a helper, the on/off setting's key and file, the command's name), its fail
-    tool, the chain separator, and `more` of its own."""
+    tool, the self-command tool's name and description, the chain separator, and `more` of its own (each host
+    writes the tools' arguments in its own form)."""
     values: dict[str, object] = {
         # The helper hears the tool's name with its arguments, so the core's fail note names it as it is.
         **helper_facts(python, fail_tool, host),
@@ -129,6 +130,8 @@ def node_host_module(
         "FAIL_TOOL": fail_tool,
         "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
         "FAIL_NOTHING_WAITS": texts.FAIL_NOTHING_WAITS,
+        "BUILTIN_TOOL": texts.BUILTIN_TOOL_NAME,
+        "BUILTIN_DESCRIPTION": texts.text(texts.ENGLISH, texts.Key.SELF_TOOL_NOTE),
         **more,
     }
     return typescript_constants(head, values) + f"export const SEPARATOR = {SEPARATOR_JS}\n"

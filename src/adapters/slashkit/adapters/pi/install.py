@@ -91,12 +91,7 @@ def host_module(python: str | None) -> str:
         "pi",
         FAIL_TOOL,
         STORE_FILE,
-        {
-            "FAIL_SCHEMA": texts.FAIL_SCHEMA,
-            "BUILTIN_TOOL": BUILTIN_TOOL,
-            "BUILTIN_DESCRIPTION": texts.text(texts.ENGLISH, texts.Key.SELF_TOOL_NOTE),
-            "BUILTIN_SCHEMA": texts.BUILTIN_SCHEMA,
-        },
+        {"FAIL_SCHEMA": texts.FAIL_SCHEMA, "BUILTIN_SCHEMA": texts.BUILTIN_SCHEMA},
     )
 
 

@@ -1,10 +1,10 @@
 /**
  * What the opencode plugin adds to opencode, and the built-ins it runs itself: the `/slash-chain` command, the
- * `slash-chain_fail` tool, and the TUI's `/compact`, run as a step or in the place of the prompt a typed line
- * arrives in. What each of them answers is the core's.
+ * `slash-chain_fail` and `slash-chain_builtin` tools, and the TUI's `/compact`, run as a step, as the model's
+ * self-command, or in the place of the prompt a typed line arrives in. What each of them answers is the core's.
  */
 import type { Config, ToolDefinition } from '@opencode-ai/plugin'
-import { ask, type Answer } from './client.js'
+import { ask, bounded, type Answer } from './client.js'
 import * as facts from './host.js'
 import { enabled } from './node-host.js'
 import { newId, type Client, type Model, type Natives, type Part, type Session, type Sessions } from './sessions.js'
@@ -31,9 +31,7 @@ export async function slashChain(s: Session, args: string): Promise<never> {
 export function failTool(sessions: Sessions): ToolDefinition {
   return {
     description: facts.FAIL_DESCRIPTION,
-    // Plain JSON Schema properties, the core's (FAIL_ARGS): opencode 1.18.33 takes them as they are when they are
-    // not zod schemas (measured), though its types name zod's only. The plugin's one cast, on that field alone.
-    args: facts.FAIL_ARGS as unknown as ToolDefinition['args'],
+    args: jsonArgs(facts.FAIL_ARGS),
     async execute(args, ctx) {
       // A session whose helper does not run has no chain to stop, and a subagent's call (a child session's) is
       // refused as the core refuses one: answered here, neither starts a helper that would then stay.
@@ -41,11 +39,49 @@ export function failTool(sessions: Sessions): ToolDefinition {
       if (s === undefined || s.link.helper === undefined || (await sessions.isChild(ctx.sessionID))) {
         throw new Error(facts.FAIL_NOTHING_WAITS)
       }
-      const reply = (await ask(s.host, 'FailCalled', { reason: args['reason'] ?? null, agent: null }))?.reply
-      if (reply?.kind === 'tool.answer') return reply.text
-      throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
+      return toolAnswer(await ask(s.host, 'FailCalled', { reason: text(args['reason']), agent: null }))
     },
   }
+}
+
+/**
+ * The self-command tool, as if a server `slash-chain` served a tool `builtin` (opencode's name for it:
+ * `slash-chain_builtin`), in every session, inside lich or not: the model asks for one of the session's built-ins,
+ * which the core queues or refuses (its allowlist); a queued one runs once the turn ended (`Session.run`, NATIVE).
+ */
+export function builtinTool(sessions: Sessions): ToolDefinition {
+  return {
+    description: facts.BUILTIN_DESCRIPTION,
+    args: jsonArgs(facts.BUILTIN_ARGS),
+    async execute(args, ctx) {
+      // A subagent's session (a child's) runs none of the plugin's built-ins: the core refuses each name it asks
+      // for, as one the session does not have.
+      const builtins = (await sessions.isChild(ctx.sessionID)) ? [] : Object.keys(NATIVE)
+      const s = sessions.open(ctx.sessionID)
+      return toolAnswer(await ask(s.host, 'BuiltinAsked', { command: text(args['command']), args: text(args['args']), builtins }))
+    },
+  }
+}
+
+/**
+ * A tool's arguments as plain JSON Schema properties, the core's: opencode 1.18.33 takes them as they are when they
+ * are not zod schemas (measured), though its types name zod's only. The plugin's one cast, on that field alone.
+ */
+function jsonArgs(properties: object): ToolDefinition['args'] {
+  return properties as unknown as ToolDefinition['args']
+}
+
+/** A value the model gave a tool, as the core reads it: a string cut to what the core reads of a text (the helper
+ * takes no event over 1 MiB), anything else none. */
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? bounded(value) : null
+}
+
+/** A tool's result from the core's reply: `tool.answer` answers; `deny` (or no answer) is the tool's error. */
+function toolAnswer(answer: Answer): string {
+  const reply = answer?.reply
+  if (reply?.kind === 'tool.answer') return reply.text
+  throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
 }
 
 /**

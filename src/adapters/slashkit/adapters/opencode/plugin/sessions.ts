@@ -203,8 +203,9 @@ export class Sessions {
       found = new Session(id, this.client, this.natives)
       this.all.set(id, found)
       // opencode runs no session headless that a queued command could follow (`opencode run` exits at its first
-      // idle, measured on 1.18.33): every session is interactive to the core.
-      if (this.inLich) void ask(found.host, 'SessionStarted', { interactive: true })
+      // idle, measured on 1.18.33): every session is interactive to the core. A child session (a subagent's, made
+      // here only when its model calls the self-command tool) says nothing to lich.
+      if (this.inLich && this.parents.get(id) !== true) void ask(found.host, 'SessionStarted', { interactive: true })
     }
     return found
   }

@@ -1,5 +1,6 @@
 /**
- * slashkit's opencode plugin: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge
+ * slashkit's opencode plugin: `/a x && /b y` runs `/b y` once `/a x` ended well, and the model may queue one of the
+ * session's built-ins (`slash-chain_builtin`) to run once its turn ended. A shim over the bridge
  * (docs/bridge.md): it translates opencode's hooks into the core's events and carries out what the core answers
  * with; every rule is in Python. Facts it relies on are in docs/opencode.md (measured on 1.18.33).
  *
@@ -10,9 +11,9 @@
  * plugin needs at run time.
  */
 import type { Plugin } from '@opencode-ai/plugin'
-import { NATIVE, failTool, register } from './slashkit/builtins.js'
+import { NATIVE, builtinTool, failTool, register } from './slashkit/builtins.js'
 import { hooks } from './slashkit/hooks.js'
-import { FAIL_TOOL } from './slashkit/host.js'
+import { BUILTIN_TOOL, FAIL_TOOL } from './slashkit/host.js'
 import { Sessions } from './slashkit/sessions.js'
 
 export const SlashkitPlugin: Plugin = async ({ client }) => {
@@ -22,6 +23,6 @@ export const SlashkitPlugin: Plugin = async ({ client }) => {
   return {
     config: async cfg => register(cfg),
     ...hooks(sessions),
-    tool: { [FAIL_TOOL]: failTool(sessions) },
+    tool: { [FAIL_TOOL]: failTool(sessions), [BUILTIN_TOOL]: builtinTool(sessions) },
   }
 }
