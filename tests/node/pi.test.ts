@@ -83,7 +83,21 @@ test('/slash-chain shows the core answer as a line and never reaches the model',
   helper.answer = () => ({ reply: { kind: 'command.answer', text: 'on · no chain runs' } })
   await pi.type('/slash-chain')
   assert.deepEqual(pi.lines, ['on · no chain runs'])
-  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['ChainCommandTyped', { args: '', enabled: true }]])
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['ChainCommandTyped', { args: '', enabled: true, origin: 'composer' }]])
+  assert.deepEqual(pi.asked, [])
+})
+
+test("another extension's /slash-chain off reaches the core as that extension's, which the core refuses", async () => {
+  // Attack (issue 27): `sendUserMessage('/slash-chain off', {expandPromptTemplates: true})` from another extension
+  // ran a registered command's handler, which pi tells nothing of who sent it.
+  helper.answer = () => ({ reply: { kind: 'command.answer', text: 'refused' } })
+  await pi.type('/slash-chain off', 'extension')
+  await pi.type('/slash-chain  on', 'rpc')
+  assert.deepEqual(helper.sent.map(s => s.e), [
+    { args: 'off', enabled: true, origin: 'extension' },
+    { args: 'on', enabled: true, origin: 'composer' },
+  ])
+  assert.deepEqual(pi.lines, ['refused', 'refused'])
   assert.deepEqual(pi.asked, [])
 })
 
