@@ -277,3 +277,13 @@ def test_another_extension_cannot_turn_chaining_off(tmp_path: Path) -> None:
         "all 2 command(s) ran",
     ]
     assert not (tmp_path / "state" / "slashkit" / "pi-store.json").exists()
+
+
+def test_a_tool_call_of_one_mebibyte_never_loses_the_persons_chain(tmp_path: Path) -> None:
+    # Attack (issue 27): such a call ended in `unavailable: write EPIPE`, and step 2 never ran.
+    huge = "x" * (1 << 20)
+    script: list[Turn] = [tool_call(BUILTIN_TOOL, {"command": "model", "args": huge}), text("done a"), text("done b")]
+    ran = _print(tmp_path, "/echo a && /echo b", script)
+    assert ran.lines == ["1/2: /echo a", "2/2: /echo b", "all 2 command(s) ran"]
+    assert ran.model.requests[1].tool_results()[0].startswith("/model was not run")
+    assert ran.asked()[-1] == "Echo: b"

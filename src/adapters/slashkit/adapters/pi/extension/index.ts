@@ -6,7 +6,7 @@
  * `CustomEditor`); nothing else comes from npm.
  */
 import { CustomEditor, type ExtensionAPI, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
-import { ask, bounded, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
+import { ask, bounded, boundedInput, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
 import * as facts from './host.js'
 import { enabled, nodeHost } from './node-host.js'
 import { STEP_OUTPUT } from './wire.js'
@@ -180,7 +180,7 @@ export default function slashkit(pi: ExtensionAPI): void {
     execute: async (_id, params: { reason?: unknown }) => {
       // A session whose helper does not run has no chain to stop: answered here, starting none.
       if (host.link?.helper === undefined) throw new Error(facts.FAIL_NOTHING_WAITS)
-      return toolAnswer(await ask(host, 'FailCalled', { reason: params.reason ?? null, agent: null }))
+      return toolAnswer(await ask(host, 'FailCalled', { reason: boundedInput(params.reason ?? null), agent: null }))
     },
   })
 
@@ -191,7 +191,8 @@ export default function slashkit(pi: ExtensionAPI): void {
     parameters: facts.BUILTIN_SCHEMA as never,
     execute: async (_id, params: { command?: unknown; args?: unknown }, _signal, _update, c) => {
       ctx = c
-      return toolAnswer(await ask(host, 'BuiltinAsked', { command: params.command ?? null, args: params.args ?? null, builtins: BUILTINS }))
+      const [command, args] = [boundedInput(params.command ?? null), boundedInput(params.args ?? null)]
+      return toolAnswer(await ask(host, 'BuiltinAsked', { command, args, builtins: BUILTINS }))
     },
   })
 }
