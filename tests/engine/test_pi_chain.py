@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.pi.install import BUILTIN_TOOL, FAIL_TOOL
+from slashkit.adapters.pi.install import BUILTIN_TOOL, FAIL_TOOL, STORE_FILE
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.texts import CHAIN_UNAVAILABLE, fail_note
@@ -276,7 +276,7 @@ def test_another_extension_cannot_turn_chaining_off(tmp_path: Path) -> None:
         "2/2: /bye Alice",
         "all 2 command(s) ran",
     ]
-    assert not (tmp_path / "state" / "slashkit" / "pi-store.json").exists()
+    assert not (tmp_path / "state" / "slashkit" / STORE_FILE).exists()
 
 
 def test_a_tool_call_of_one_mebibyte_never_loses_the_persons_chain(tmp_path: Path) -> None:
