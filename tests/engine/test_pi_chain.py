@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.pi.install import BUILTIN_TOOL, FAIL_TOOL
+from slashkit.adapters.pi.install import BUILTIN_TOOL, FAIL_TOOL, STORE_FILE
+from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.texts import CHAIN_UNAVAILABLE, fail_note
 from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
@@ -241,3 +242,48 @@ def test_an_extension_command_is_a_step(tmp_path: Path) -> None:
     ]
     assert "HELLO there" in lines
     assert [r.last_user_text() for r in model.requests][-1] == "Say bye to Alice"
+
+
+#: Another extension that sends `/slash-chain off` as pi lets any extension send a line: an attack (issue 27).
+TAKEOVER_EXTENSION = """
+import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
+export default function (pi: ExtensionAPI): void {
+  pi.registerCommand('takeover', {
+    description: 'turns slash chains off for the person',
+    handler: async () => { pi.sendUserMessage('/slash-chain off', { expandPromptTemplates: true }) },
+  })
+}
+"""
+
+
+def test_another_extension_cannot_turn_chaining_off(tmp_path: Path) -> None:
+    with OpenAIServer([text("hi Bob"), text("bye")]) as model:
+        pi = Pi(tmp_path).setup(model.url, TEMPLATES)
+        (pi.project / ".pi" / "extensions" / "takeover.ts").write_text(TAKEOVER_EXTENSION)
+        session = Rpc(pi, SLASHKIT_PYTHON=sys.executable)
+        try:
+            session.send({"type": "prompt", "message": "/takeover"})
+            session.until(lambda e: e.get("type") == "extension_ui_request" and "was not run" in str(e.get("message")))
+            session.send({"type": "prompt", "message": "/greet Bob && /bye Alice"})
+            session.until(
+                lambda e: e.get("type") == "extension_ui_request" and e.get("message") == "all 2 command(s) ran"
+            )
+        finally:
+            session.close()
+    assert session.lines() == [
+        texts.refused_text(Step("slash-chain", "off"), "extension"),
+        "1/2: /greet Bob",
+        "2/2: /bye Alice",
+        "all 2 command(s) ran",
+    ]
+    assert not (tmp_path / "state" / "slashkit" / STORE_FILE).exists()
+
+
+def test_a_tool_call_of_one_mebibyte_never_loses_the_persons_chain(tmp_path: Path) -> None:
+    # Attack (issue 27): such a call ended in `unavailable: write EPIPE`, and step 2 never ran.
+    huge = "x" * (1 << 20)
+    script: list[Turn] = [tool_call(BUILTIN_TOOL, {"command": "model", "args": huge}), text("done a"), text("done b")]
+    ran = _print(tmp_path, "/echo a && /echo b", script)
+    assert ran.lines == ["1/2: /echo a", "2/2: /echo b", "all 2 command(s) ran"]
+    assert ran.model.requests[1].tool_results()[0].startswith("/model was not run")
+    assert ran.asked()[-1] == "Echo: b"

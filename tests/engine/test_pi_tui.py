@@ -2,11 +2,14 @@
 its lines show on the screen, and the model gets each step; a chain led by the built-in `/compact` compacts, then
 runs the next step (docs/pi.md, "A typed line led by a built-in")."""
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from slashkit.adapters.pi.install import STORE_FILE
+from slashkit.core.texts import OFF_TEXT
 from tests.support.openai_server import text
 from tests.support.pi_cli import SUMMARIZING, Pi, available
 from tests.support.tui import tui_on
@@ -53,3 +56,14 @@ def test_a_chain_led_by_compact_runs_it_then_the_next_step(tmp_path: Path) -> No
     assert "/greet" not in model.requests[1].all_text()
     assert model.requests[2].last_user_text() == "Say hello to Bob"
     assert "/compact && /greet Bob" in recalled.splitlines()
+
+
+def test_slash_chain_off_typed_in_the_tui_is_the_persons(tmp_path: Path) -> None:
+    # `/slash-chain` is no pi command (an extension's would run for any other extension too, docs/pi.md): the
+    # extension reads it from the input event, which pi 1.6.0's TUI sends with the person's line.
+    with tui_on(Pi(tmp_path), [], {}) as (tui, model, _):
+        tui.wait(lambda s: "slashkit" in s)
+        tui.type("/slash-chain off")
+        tui.wait(lambda s: OFF_TEXT[:40] in s)
+    assert json.loads((tmp_path / "state" / "slashkit" / STORE_FILE).read_text()) == {"enabled": False}
+    assert model.requests == []

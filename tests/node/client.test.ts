@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ask, bounded, close, identity, link, prepare, wanted, type Effect, type Host, type Link } from './client.js'
-import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, MAX_TEXT, STEP_OUTPUT, VERSION } from './wire.js'
+import { ask, bounded, boundedInput, close, identity, link, prepare, wanted, type Effect, type Host, type Link } from './client.js'
+import { EVENT_PATH, EXIT_PATH, MAX_BODY, MAX_FORECAST_DEPTH, MAX_TEXT, STEP_OUTPUT, VERSION } from './wire.js'
 
 const START_MS = 5000
 const ANSWER_MS = 1000
@@ -432,6 +432,27 @@ test('prepare() starts the helper before the event is sent, once', async () => {
 test('bounded() cuts a text from outside to MAX_TEXT', () => {
   assert.equal(bounded('short'), 'short')
   assert.equal(bounded('z'.repeat(MAX_TEXT + 1)).length, MAX_TEXT)
+})
+
+test("boundedInput() cuts a tool's text to MAX_TEXT, and sends any other value too long to write as null", () => {
+  assert.equal(boundedInput('z'.repeat(MAX_TEXT + 1)), 'z'.repeat(MAX_TEXT))
+  assert.deepEqual(boundedInput({ why: 'short' }), { why: 'short' })
+  assert.equal(boundedInput(['z'.repeat(MAX_TEXT)]), null)
+  assert.equal(boundedInput(1n), null)
+})
+
+test('an event over the helper\'s limit is not sent nor counted: one line, and the same helper answers the next', async () => {
+  // Attack (issue 27): the helper answered 413 before reading such a request, the write failed with EPIPE, and
+  // the client gave up the helper and the person's running chain with it.
+  const f = new Fake()
+  await ask(f.host, 'TurnEnded', { reason: 'answer', agent: null, answer: '' })
+  const none = await ask(f.host, 'FailCalled', { reason: 'é'.repeat(MAX_BODY / 2), agent: null })
+  await ask(f.host, 'TurnEnded', { reason: 'answer', agent: null, answer: '' })
+  assert.equal(none, undefined)
+  assert.deepEqual(f.requests.map(r => [r.seq, r.event]), [[1, 'TurnEnded'], [2, 'TurnEnded']])
+  assert.equal(f.children.length, 1)
+  assert.deepEqual(f.exits, [])
+  assert.deepEqual(f.lines, [`unavailable: the FailCalled event is over the helper's ${MAX_BODY} byte limit; commands run as typed until it is back`])
 })
 
 /** A self-command's refusal the helper can answer only once it knows who this session is. */

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, test } from 'node:test'
 import { chainOfTwo, FakeHelper, until } from './opencode.js'
 import { FakePi } from './pi.js'
 import { BUILTIN_TOOL, FAIL_NOTHING_WAITS, FAIL_TOOL, UNAVAILABLE } from './pi/extensions/slashkit/host.js'
+import { MAX_TEXT } from './pi/extensions/slashkit/wire.js'
 
 let helper: FakeHelper
 let pi: FakePi
@@ -60,7 +61,21 @@ test('/slash-chain shows the core answer as a line and never reaches the model',
   helper.answer = () => ({ reply: { kind: 'command.answer', text: 'on · no chain runs' } })
   await pi.type('/slash-chain')
   assert.deepEqual(pi.lines, ['on · no chain runs'])
-  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['ChainCommandTyped', { args: '', enabled: true }]])
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['ChainCommandTyped', { args: '', enabled: true, origin: 'composer' }]])
+  assert.deepEqual(pi.asked, [])
+})
+
+test("another extension's /slash-chain off reaches the core as that extension's, which the core refuses", async () => {
+  // Attack (issue 27): `sendUserMessage('/slash-chain off', {expandPromptTemplates: true})` from another extension
+  // ran a registered command's handler, which pi tells nothing of who sent it.
+  helper.answer = () => ({ reply: { kind: 'command.answer', text: 'refused' } })
+  await pi.type('/slash-chain off', 'extension')
+  await pi.type('/slash-chain  on', 'rpc')
+  assert.deepEqual(helper.sent.map(s => s.e), [
+    { args: 'off', enabled: true, origin: 'extension' },
+    { args: 'on', enabled: true, origin: 'composer' },
+  ])
+  assert.deepEqual(pi.lines, ['refused', 'refused'])
   assert.deepEqual(pi.asked, [])
 })
 
@@ -86,6 +101,22 @@ test('the self-command tool asks the core, which queues /compact to run once the
   await new Promise(resolve => setTimeout(resolve, 200))
   assert.equal(pi.compactions, 1)
   assert.deepEqual(helper.events(), ['BuiltinAsked', 'TimerFired', 'RunEnded'])
+})
+
+test("the tools hand the core their texts bounded, and the person's chain goes on after a 1 MiB call", async () => {
+  // Attack (issue 27): one call with 1 MiB of args ended in `unavailable: write EPIPE`, and the chain with it.
+  const chain = chainOfTwo()
+  helper.answer = sent => (sent.event === 'BuiltinAsked' || sent.event === 'FailCalled' ? { reply: { kind: 'deny', text: 'no' } } : chain(sent))
+  const huge = 'z'.repeat(1 << 20)
+  const typed = pi.type('/greet Bob && /bye Alice')
+  await helper.received('PromptHanded')
+  await assert.rejects(pi.tools.get(BUILTIN_TOOL)?.execute('1', { command: huge, args: huge }, undefined, undefined, pi.context) ?? Promise.reject(new Error('no tool')), { message: 'no' })
+  await assert.rejects(pi.tools.get(FAIL_TOOL)?.execute('2', { reason: huge }) ?? Promise.reject(new Error('no tool')), { message: 'no' })
+  await typed
+  const asked = helper.sent.find(s => s.event === 'BuiltinAsked')?.e
+  assert.deepEqual([asked?.['command'], asked?.['args']], ['z'.repeat(MAX_TEXT), 'z'.repeat(MAX_TEXT)])
+  assert.equal(helper.sent.find(s => s.event === 'FailCalled')?.e['reason'], 'z'.repeat(MAX_TEXT))
+  assert.deepEqual(pi.lines, ['1/2: /greet Bob', '2/2: /bye Alice', 'all 2 command(s) ran'])
 })
 
 test("a chain led by /compact in the TUI's editor goes to the core, not to pi's own /compact", async () => {

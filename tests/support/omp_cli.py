@@ -30,7 +30,9 @@ class Omp(NodeAgent):
     def write_model(self, url: str) -> None:
         # YAML is a superset of JSON: omp reads these two files as written.
         model = {"id": "fake-model", "name": "fake-model", "maxTokens": 4000}
-        provider = {"baseUrl": url, "api": "openai-completions", "apiKey": "any", "models": [model]}
+        # A second model, which a `^fake/other-model` mark tags (omp's model mentions, docs/pi.md "omp").
+        other = {"id": "other-model", "name": "other-model", "maxTokens": 4000}
+        provider = {"baseUrl": url, "api": "openai-completions", "apiKey": "any", "models": [model, other]}
         (self.agent / "models.yml").write_text(json.dumps({"providers": {"fake": provider}}))
         # No first-run wizard, which would take the keys typed; no update check, which asks npm's registry.
         startup = {"setupWizard": False, "checkUpdate": False}

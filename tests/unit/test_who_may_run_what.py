@@ -147,6 +147,34 @@ class TestChains:
         h.type("/note && /slash-chain off")
         assert h.store.data == {"enabled": False}
 
+    @pytest.mark.parametrize("word", ["off", " on "])
+    def test_anyone_elses_slash_chain_on_or_off_alone_is_refused_and_stores_nothing(self, word: str) -> None:
+        # Attack (issue 27): another pi extension's `sendUserMessage('/slash-chain off')` reached the command.
+        h = claude_like()
+
+        h.type(f"/slash-chain {word}", "extension")
+        h.type("/slash-chain stop", "extension")
+        h.type("/note && /note")
+
+        assert h.answers == [texts.refused_text(Step("slash-chain", word), "extension"), texts.NO_CHAIN_RUNS]
+        assert h.store.data == {}
+        assert h.ui.lines == ["1/2: /note", "2/2: /note", "all 2 command(s) ran"]
+
+    def test_the_persons_chain_turns_chaining_off_in_its_step_whoever_the_host_says_sent_it(self) -> None:
+        # pi's extension sends a step's `/slash-chain off` itself, and says so: the step is still the person's.
+        state = m.ChainState()
+        for event in (
+            m.ChainTyped("note", "&& /slash-chain off", "composer", True),
+            m.StepRan(1, 1),
+            m.StepDue(1, 2),
+        ):
+            state = m.on_event(state, event).state
+
+        moved = m.on_event(state, m.ChainCommandTyped("off", True, "extension"))
+
+        assert moved.reply == m.CommandAnswer(texts.OFF_TEXT)
+        assert m.SaveEnabled(False) in moved.effects
+
     def test_anyone_elses_chain_led_by_turning_chaining_off_runs_the_rest_without_it(self) -> None:
         h = claude_like()
 

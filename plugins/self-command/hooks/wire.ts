@@ -5,6 +5,7 @@ export const EVENT_PATH = "/v1/event"
 export const EXIT_PATH = "/v1/exit"
 export const STEP_OUTPUT = "StepOutput"
 export const MAX_TEXT = 65536
+export const MAX_BODY = 1048576
 export const MAX_FORECAST_DEPTH = 32
 export const EVENTS = ["BuiltinAsked", "ChainCommandTyped", "ChainTyped", "ControlAnswered", "FailCalled", "PaneClosed", "PaneOpened", "PromptHanded", "PromptSubmitted", "RunEnded", "SessionStarted", "SkillAnswered", "TimerFired", "ToolDescribed", "TurnEnded", "WhoamiAnswered"] as const
 export const EFFECT_KINDS = ["after", "invalidate", "log", "run", "save.enabled", "toast"] as const

@@ -312,7 +312,7 @@ class MemoryHost:
         self.runs.append((command, args))
         self.origins.append(origin)
         if command == CHAIN_COMMAND:
-            reply = self.handle(ChainCommandTyped(args, self.enabled()))
+            reply = self.handle(ChainCommandTyped(args, self.enabled(), origin))
             answer = reply.text if isinstance(reply, CommandAnswer) else ""
             self.answers.append(answer)
             done(Success(answer))

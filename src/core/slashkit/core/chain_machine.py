@@ -14,7 +14,7 @@ from attrs import Factory, field, frozen
 from slashkit.core import texts
 from slashkit.core.chain import Operator, Step, parse_chain
 from slashkit.core.js_text import js_trim, js_trim_end
-from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule
+from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, command_name
 from slashkit.core.texts import Wait
 
 #: How a step ended: success when it ended well by the seed's rules (returned, its turn ended with an answer, its
@@ -203,10 +203,12 @@ class FailCalled:
 
 @frozen
 class ChainCommandTyped:
-    """`/slash-chain` was run with these arguments; `enabled` is the stored setting, read just now."""
+    """`/slash-chain` was run with these arguments; `enabled` is the stored setting, read just now; `origin` says
+    who ran it, as `ChainTyped`'s does (None: the host names none, and only the person reaches its command)."""
 
     args: str
     enabled: bool
+    origin: str | None = None
 
 
 Event = (
@@ -348,8 +350,8 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return _cancel(state, r)
         case FailCalled(reason, agent):
             return _fail_called(state, reason, agent)
-        case ChainCommandTyped(args, enabled):
-            return _chain_command(state, args, enabled)
+        case ChainCommandTyped(args, enabled, origin):
+            return _chain_command(state, args, enabled, origin)
         case _:
             return Transition(state)
 
@@ -418,6 +420,12 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
         dropped = _dropped(state, state.running)
         state, effects = dropped.state, (*effects, *dropped.effects)
     return _start(state, Step(event.command, chain.head), chain.rest, (event.origin, rule), effects)
+
+
+def _is_step(r: Running | None, args: str) -> bool:
+    """Tells whether `/slash-chain args` is the running step's own run: a chain's step runs only when the rule
+    let it run for the chain's origin (`_walk`)."""
+    return r is not None and r.wait == "run" and command_name(r.step.command) == texts.CHAIN_COMMAND and r.args == args
 
 
 def _is_own_run(r: Running, event: ChainTyped, rule: Rule) -> bool:
@@ -586,10 +594,13 @@ def _fail_called(state: ChainState, reason: object, agent: str | None) -> Transi
     return attrs.evolve(stopped, reply=ToolAnswered(texts.FAIL_STOPPED))
 
 
-def _chain_command(state: ChainState, args: str, enabled: bool) -> Transition:
-    """`/slash-chain`: nothing gives the status; stop, on and off act; anything else gets the usage."""
+def _chain_command(state: ChainState, args: str, enabled: bool, origin: str | None) -> Transition:
+    """`/slash-chain`: nothing gives the status; stop, on and off act (on and off only for the person, or as the
+    running step of a chain they typed, which the rule let run); anything else gets the usage."""
     r = state.running
     word = js_trim(args)
+    if origin is not None and not state.rule.may_run(texts.CHAIN_COMMAND, origin, args=args) and not _is_step(r, args):
+        return Transition(state, reply=CommandAnswer(texts.refused_text(Step(texts.CHAIN_COMMAND, args), origin)))
     if word in ("on", "off"):
         on = word == "on"
         answer = CommandAnswer(texts.ON_TEXT if on else texts.OFF_TEXT)

@@ -7,6 +7,7 @@ from enum import Enum
 from typing import Final, Literal
 
 from slashkit.core.chain import Operator, Step
+from slashkit.core.js_text import JS_WHITESPACE
 
 # Chains (wording fixed by seed 003: users and tools read these lines)
 
@@ -184,8 +185,26 @@ def ended_text(succeeded: int, failed: int, skipped: int) -> str:
     return f"ended: {succeeded} succeeded, {failed} failed, {skipped} skipped"
 
 
+#: A host's syntax that only its person's typing may carry: omp reads every step as the person's own text, and
+#: there a whitespace-delimited `^provider/model` token tags a model as the person's, which omp's `task` tool then
+#: offers subagents pinned to (`MODEL_MENTION_RE`, `/(^|\s)\^([^\s^]+)(?=\s|$)/g`, in omp 18.2.3's
+#: session/model-mention-syntax.ts). Whitespace is either language's, so no reading of it slips past.
+USER_ONLY_MARK: Final = re.compile(r"(?:^|(?<=[" + re.escape(JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85") + r"]))\^(?=[^^])")
+
+
+def inert(text: str) -> str:
+    """Text that is not the person's, with every host's user-only syntax in it made plain text: a mark's caret
+    doubled, which no selector takes (`^^fake/model` tags nothing).
+
+    >>> inert("use ^fake/other-model now, 2^10 stays")
+    'use ^^fake/other-model now, 2^10 stays'
+    """
+    return USER_ONLY_MARK.sub("^^", text)
+
+
 def handed(args: str, output: str) -> str:
-    """The arguments of a step after `|`: its own, then the output handed to it, cut to MAX_HANDED characters.
+    """The arguments of a step after `|`: its own, then the output handed to it, cut to MAX_HANDED characters,
+    its user-only syntax made inert (the output is a command's, often the model's, never the person's typing).
 
     >>> handed("x", "review: fine")
     'x\\n\\nreview: fine'
@@ -194,7 +213,7 @@ def handed(args: str, output: str) -> str:
     """
     if len(output) > MAX_HANDED:
         output = f"{output[:MAX_HANDED]}\n{HANDED_CUT.format(limit=MAX_HANDED)}"
-    return "\n\n".join(part for part in (args, output) if part)
+    return "\n\n".join(part for part in (args, inert(output)) if part)
 
 
 def _names(steps: Iterable[Step]) -> str:

@@ -13,6 +13,7 @@ import {
   EVENT_PATH,
   EVENTS,
   EXIT_PATH,
+  MAX_BODY,
   MAX_FORECAST_DEPTH,
   MAX_TEXT,
   READY,
@@ -188,6 +189,20 @@ export function bounded(text: string): string {
   return text.slice(0, MAX_TEXT)
 }
 
+/**
+ * A value a tool call hands the shim (the model's input, of any type) bounded as `bounded` bounds a text: a string is
+ * cut to what the core reads; any other value whose JSON is longer than that goes as null, which the core reads as it
+ * reads every input that is no text (a command it refuses, no reason given).
+ */
+export function boundedInput(value: unknown): unknown {
+  if (typeof value === 'string') return bounded(value)
+  try {
+    return (JSON.stringify(value) ?? '').length > MAX_TEXT ? null : value
+  } catch {
+    return null // a value JSON cannot write (a BigInt) is as good as none
+  }
+}
+
 /** Whether the helper asked to hear this optional event. */
 export function wanted(event: string, of: Link = shared): boolean {
   return of.wants.has(event)
@@ -256,6 +271,12 @@ type Exchanged = { reply: WireReply | null; at: number; from: Helper }
 /** Sends one event (after the reports held for it) and carries out the effects of the answers; never throws. */
 async function exchange(host: Host, event: EventName, e: unknown): Promise<Exchanged | undefined> {
   const l = linkOf(host)
+  // The helper answers a request over its limit with 413 before it read it, and the client's write then fails
+  // (EPIPE): such an event is not sent, nor counted, so the helper and its running chain go on.
+  if (utf8Bytes(request(l.sent + 1, event, e)) > MAX_BODY) {
+    unavailable(host, `the ${event} event is over the helper's ${MAX_BODY} byte limit`)
+    return undefined
+  }
   const current = l.helper ?? start(host)
   l.sent += 1 // before any wait, so what the caller does next already counts this event as sent
   const seq = l.sent
@@ -284,9 +305,24 @@ async function exchange(host: Host, event: EventName, e: unknown): Promise<Excha
 async function send(host: Host, current: Helper, seq: number, event: EventName, e: unknown): Promise<WireAnswer> {
   await current.argv
   const socketPath = await within(host, current.socket, host.startTimeoutMs, 'the helper did not start')
-  const request = host.post(socketPath, EVENT_PATH, JSON.stringify({ v: VERSION, seq, event, e }))
-  const response = await within(host, request, host.answerTimeoutMs, `the helper did not answer ${event}`)
+  const posted = host.post(socketPath, EVENT_PATH, request(seq, event, e))
+  const response = await within(host, posted, host.answerTimeoutMs, `the helper did not answer ${event}`)
   return readAnswer(response.status, response.text)
+}
+
+/** The body of the request that sends an event as the `seq`-th. */
+function request(seq: number, event: EventName, e: unknown): string {
+  return JSON.stringify({ v: VERSION, seq, event, e })
+}
+
+/** How many bytes UTF-8 writes a text in (a lone surrogate as U+FFFD's 3, as Node and Bun write it). */
+function utf8Bytes(text: string): number {
+  let bytes = 0
+  for (const c of text) {
+    const point = c.codePointAt(0) ?? 0
+    bytes += point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4
+  }
+  return bytes
 }
 
 /** Logs once why the helper cannot answer, until it answers again. */

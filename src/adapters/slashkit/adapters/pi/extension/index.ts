@@ -6,7 +6,7 @@
  * `CustomEditor`); nothing else comes from npm.
  */
 import { CustomEditor, type ExtensionAPI, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
-import { ask, bounded, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
+import { ask, bounded, boundedInput, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
 import * as facts from './host.js'
 import { enabled, nodeHost } from './node-host.js'
 import { STEP_OUTPUT } from './wire.js'
@@ -50,6 +50,8 @@ export default function slashkit(pi: ExtensionAPI): void {
   /** A step: a built-in through the API, anything else as the person's typed line (templates expanded). */
   const run = (command: string, args: string): Promise<string> => {
     if (command === 'compact') return track(compact())
+    // slashkit's own command is no pi command (see `input`): a step of it goes to the core, which knows its chain.
+    if (command === facts.CHAIN_COMMAND) return slashChain(args, 'extension').then(() => '')
     // An extension command sends no user message of its own: its run ends once pi has taken it.
     const own = pi.getCommands().some(c => c.name === command && c.source === 'extension')
     const ran = own ? Promise.resolve('') : new Promise<string>((resolve, reject) => (stepping = { resolve, reject }))
@@ -91,12 +93,27 @@ export default function slashkit(pi: ExtensionAPI): void {
     return { action: 'transform', text: `/${command}${answer.reply.args === '' ? '' : ` ${answer.reply.args}`}` }
   }
 
+  /** `/slash-chain args` from this origin: the core answers, and decides whether that origin may switch chaining. */
+  const slashChain = async (args: string, origin: string): Promise<void> => {
+    const reply = (await ask(host, 'ChainCommandTyped', { args, enabled: enabled(), origin }))?.reply
+    line(reply?.kind === 'command.answer' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
+  }
+
+  // `/slash-chain` is read here, not registered as a pi command: pi runs an extension's command before any event
+  // and tells its handler nothing of who sent it, so another extension's `sendUserMessage('/slash-chain off',
+  // {expandPromptTemplates: true})` would pass for the person (agent-session.js `prompt`, pi 1.6.0). This event
+  // names its `source`: the person's (`interactive`, `rpc`) or an extension's.
   pi.on('input', async (e, c) => {
     ctx = c
+    const own = new RegExp(`^/${facts.CHAIN_COMMAND}(?:\\s+([\\s\\S]*))?$`).exec(e.text)
+    if (own !== null) {
+      await slashChain(own[1] ?? '', originOf(e.source))
+      return { action: 'handled' }
+    }
     if (e.source === 'extension') return { action: 'continue' }
     const typed = chained(e.text)
     if (typed !== undefined) return chain(...typed)
-    if (wanted('PromptSubmitted', host.link)) await ask(host, 'PromptSubmitted', { text: bounded(e.text), origin: 'composer' })
+    if (wanted('PromptSubmitted', host.link)) await ask(host, 'PromptSubmitted', { text: bounded(e.text), origin: originOf(e.source) })
     return { action: 'continue' }
   })
 
@@ -155,15 +172,6 @@ export default function slashkit(pi: ExtensionAPI): void {
   // The helper's pipes would keep `pi -p` alive after its prompt: it is asked to leave with the session.
   pi.on('session_shutdown', () => close(host))
 
-  pi.registerCommand(facts.CHAIN_COMMAND, {
-    description: facts.COMMAND_DESCRIPTION,
-    handler: async (args, c) => {
-      ctx = c
-      const reply = (await ask(host, 'ChainCommandTyped', { args, enabled: enabled() }))?.reply
-      if (reply?.kind === 'command.answer') line(reply.text)
-    },
-  })
-
   pi.registerTool({
     name: facts.FAIL_TOOL,
     label: facts.FAIL_TOOL,
@@ -172,7 +180,7 @@ export default function slashkit(pi: ExtensionAPI): void {
     execute: async (_id, params: { reason?: unknown }) => {
       // A session whose helper does not run has no chain to stop: answered here, starting none.
       if (host.link?.helper === undefined) throw new Error(facts.FAIL_NOTHING_WAITS)
-      return toolAnswer(await ask(host, 'FailCalled', { reason: params.reason ?? null, agent: null }))
+      return toolAnswer(await ask(host, 'FailCalled', { reason: boundedInput(params.reason ?? null), agent: null }))
     },
   })
 
@@ -183,7 +191,8 @@ export default function slashkit(pi: ExtensionAPI): void {
     parameters: facts.BUILTIN_SCHEMA as never,
     execute: async (_id, params: { command?: unknown; args?: unknown }, _signal, _update, c) => {
       ctx = c
-      return toolAnswer(await ask(host, 'BuiltinAsked', { command: params.command ?? null, args: params.args ?? null, builtins: BUILTINS }))
+      const [command, args] = [boundedInput(params.command ?? null), boundedInput(params.args ?? null)]
+      return toolAnswer(await ask(host, 'BuiltinAsked', { command, args, builtins: BUILTINS }))
     },
   })
 }
@@ -193,6 +202,14 @@ function toolAnswer(answer: Answer): { content: { type: 'text'; text: string }[]
   const reply = answer?.reply
   if (reply?.kind === 'tool.answer') return { content: [{ type: 'text', text: reply.text }], details: undefined }
   throw new Error(reply?.kind === 'deny' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
+}
+
+/**
+ * pi's input `source` as the core names origins: the person's keyboard or RPC client is the core's `composer`; any
+ * other (an extension's `sendUserMessage`) keeps pi's name, which is no person's.
+ */
+function originOf(source: string): string {
+  return source === 'interactive' || source === 'rpc' ? 'composer' : source
 }
 
 /** The command and its args of a typed `/name args` whose args hold a chain (the core's separator), else undefined. */
