@@ -296,7 +296,7 @@ class SeedModel:
         if word == "stop":
             return self.cancel()
         if word != "":
-            return "expects nothing (the status), stop, on or off"
+            return "expects nothing (the status), stop, on, off, builtin on or builtin off"
         head = "off" if self.enabled is False else "on"
         r = self.running
         if r is None:
