@@ -88,10 +88,10 @@ ToolReply = SkillQueued | ControlQueued | Denied | None
 @frozen
 class Taken:
     """What becomes of a tool's native answer: the reply the call gets instead (None: the native one stays), and
-    the command to queue, which runs from a timer once the hook answered."""
+    the command to queue (in the language of its lines), which runs from a timer once the hook answered."""
 
     reply: ToolReply = None
-    queued: Request | None = None
+    queued: Queue | None = None
 
 
 def activation(interactive: bool, session_id: str | None, prompt_lang: str | None) -> Lich | None:
@@ -208,5 +208,5 @@ def _taken(decision: Decision, asked: Request, queued: SkillQueued | ControlQueu
         case Denied():
             return Taken(decision)
         case Queue():
-            return Taken(queued, asked)
+            return Taken(queued, decision)
     return Taken()

@@ -447,23 +447,22 @@ def _builtin_asked(session: Session, call: BuiltinAsked) -> Moved:
             return Moved(session, reply=Denied(texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.shown_name)))
         case Denied() as denied:
             return Moved(session, reply=denied)
-        case sc.Queue():
+        case sc.Queue() as queue:
             answer = ToolAnswered(texts.text(lang, Key.SKILL_QUEUED, queued=asked.label))
-            return _queued(session, (asked, answer), call.switched_on, lang)
+            return _queued(session, (queue, answer), call.switched_on)
     return Moved(session, reply=Denied(texts.text(lang, Key.NOT_BUILTIN, name=asked.shown_name)))
 
 
 def _took(session: Session, taken: sc.Taken, switched_on: bool) -> Moved:
-    """The reply a tool's native answer gets, with the command it queues, if any (then the session is active, in
-    lich's language)."""
-    if taken.queued is None or session.lich is None:
+    """The reply a tool's native answer gets, with the command it queues, if any."""
+    if taken.queued is None:
         return Moved(session, reply=taken.reply)
-    return _queued(session, (taken.queued, taken.reply), switched_on, session.lich.lang)
+    return _queued(session, (taken.queued, taken.reply), switched_on)
 
 
-def _queued(session: Session, call: tuple[Request, Reply], switched_on: bool, lang: str) -> Moved:
-    """Queues the self-command the rule lets the model run (`call`: it, and the reply its call gets when queued),
-    unless the person switched them off or one is held.
+def _queued(session: Session, call: tuple[sc.Queue, Reply], switched_on: bool) -> Moved:
+    """Queues the self-command the rule lets the model run (`call`: the decision, and the reply its call gets when
+    queued), unless the person switched them off or one is held.
 
     At most one self-command per turn, on every host: one is held from the call that queued it until its run
     ended, and every host runs it only once the turn that asked is over (Claude Code's `command.run` waits on the
@@ -471,7 +470,8 @@ def _queued(session: Session, call: tuple[Request, Reply], switched_on: bool, la
     ended; the harness hosts send it as the query after the turn's), so a second call in the same turn finds the
     first one held and is told so. A run that never ends would hold it for good, but every host reports each run's
     end (`RunEnded`), a failure too."""
-    asked, reply = call
+    queue, reply = call
+    asked, lang = queue.request, queue.lang
     if not switched_on:
         return Moved(session, reply=Denied(texts.text(lang, Key.DENY_SWITCHED_OFF, name=asked.shown_name)))
     held = _held(session)
@@ -480,7 +480,7 @@ def _queued(session: Session, call: tuple[Request, Reply], switched_on: bool, la
         text = texts.text(lang, Key.DENY_ONE_QUEUED, name=asked.shown_name, queued=first.label)
         return Moved(session, reply=Denied(text))
     # The host refuses a command run inside a hook the turn waits on: it runs from a timer once the hook answered.
-    session, token = session.hold(sc.Queue(asked, lang))
+    session, token = session.hold(queue)
     line = Log(texts.text(lang, Key.LOG_QUEUED, queued=asked.label))
     return Moved(session, (line, After(0, token)), reply)
 
