@@ -10,9 +10,10 @@ from slashkit.adapters.bridge import protocol as p
 from slashkit.adapters.bridge.bridge import Bridge
 from slashkit.adapters.memory import DictEnvironment
 from slashkit.core import chain_machine as m
+from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.forecast import MAX_AHEAD
-from slashkit.core.texts import FAIL_TOOL_ID, HANDED_CUT, MAX_HANDED, fail_note
+from slashkit.core.texts import FAIL_TOOL_ID, HANDED_CUT, MAX_HANDED, Key, fail_note
 
 
 def message(event: str, **e: Any) -> bytes:
@@ -295,8 +296,10 @@ class TestSelfCommands:
         assert queued["reply"]["kind"] == "skill"
         assert queued["reply"]["command"] == "compact"
         assert "/compact now is queued" in queued["reply"]["note"]
-        [after] = queued["effects"]
-        assert [(fx["command"], fx["args"]) for fx in after["fires"]] == [("compact", "now")]
+        line, after = queued["effects"]
+        assert line == {"kind": "log", "text": texts.text("en", Key.LOG_QUEUED, queued="/compact now")}
+        runs = [(fx["command"], fx["args"]) for fx in after["fires"] if fx["kind"] == "run"]
+        assert runs == [("compact", "now")]
         assert send(lich, "SkillAnswered", skill="deploy", is_error=True, builtins=builtins)["reply"] is None
 
     def test_model_is_denied_on_the_control_path_by_label_once_lich_says_who_this_is(self, lich: Bridge) -> None:
@@ -322,7 +325,7 @@ class TestSelfCommands:
         call = {"action": "command", "value": "compact", "is_error": True, "builtins": ["compact"]}
         queued = send(lich, "ControlAnswered", target="lich-1", **call)
         assert queued["reply"]["kind"] == "control"
-        assert [fx["kind"] for fx in queued["effects"]] == ["after"]
+        assert [fx["kind"] for fx in queued["effects"]] == ["log", "after"]
 
     def test_a_session_that_is_not_interactive_changes_nothing(self, lich: Bridge) -> None:
         started = send(lich, "SessionStarted", interactive=False)
@@ -343,10 +346,19 @@ class TestBuiltinAsked:
             "kind": "tool.answer",
             "text": "/compact is queued and runs once this turn ends. End the turn now.",
         }
-        [after] = queued["effects"]
+        _, after = queued["effects"]
         assert after["kind"] == "after"
         fired = send(pi, "TimerFired", token=after["token"])
-        assert [(fx["kind"], fx["command"]) for fx in fired["effects"]] == [("run", "compact")]
+        assert [fx["kind"] for fx in fired["effects"]] == ["log", "run"]
+        assert fired["effects"][1]["command"] == "compact"
+
+    def test_the_persons_switch_comes_with_the_call_and_is_saved_by_its_own_effect(self, pi: Bridge) -> None:
+        # The host reads the switch from its store (BUILTIN_KEY) with each call, as it reads the on/off setting.
+        off = send(pi, "BuiltinAsked", command="compact", args=None, builtins=["compact"], switched_on=False)
+        assert (off["reply"]["kind"], off["effects"]) == ("deny", [])
+        saved = send(pi, "ChainCommandTyped", args="builtin on", enabled=True)
+        assert saved["effects"] == [{"kind": "save.builtin", "enabled": True}]
+        assert saved["reply"] == {"kind": "command.answer", "text": texts.BUILTIN_ON_TEXT}
 
     def test_model_is_the_person_s_alone(self, pi: Bridge) -> None:
         denied = send(pi, "BuiltinAsked", command="model", args="x", builtins=["compact"])

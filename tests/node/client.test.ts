@@ -87,6 +87,7 @@ class Fake {
     after: (ms, fire) => void this.schedule(ms, fire),
     run: (command, args) => new Promise<string>((resolve, reject) => this.runs.push({ command, args, resolve, reject })),
     saveEnabled: async enabled => void this.lines.push(`saved: ${String(enabled)}`),
+    saveBuiltin: async enabled => void this.lines.push(`saved builtin: ${String(enabled)}`),
     invalidate: () => void this.lines.push('invalidated'),
     whoami: async () => {
       this.whoamis += 1

@@ -9,6 +9,10 @@ tool, another window, restarts) and checks, after every step:
   only after its predecessor ended well; nothing runs for a chain after its stop or cancel; every line is one
   `slashkit.core.texts` makes;
 - that an event the state does not name in `wants` (so a host may skip it) would change nothing.
+
+Beyond the seed, the model's self-command tool (issue 27) takes part: the model queues /compact (once or twice in a
+turn), and the small model predicts its two lines, its one run, `/slash-chain`'s status and `stop` naming it, and the
+person's `builtin on|off` switch, beside the chains.
 """
 
 import re
@@ -37,6 +41,7 @@ from slashkit.core.chain_machine import (
     on_event,
 )
 from slashkit.core.policy import PERSON_TYPING, Denied
+from slashkit.core.texts import Key
 
 # The commands the person can type: local, prompt and pane commands, held or not, panes that do not hold the
 # chain, throwing ones, and (below) one the host does not know. `pr` is a prefix of `prh` on purpose: the
@@ -55,6 +60,9 @@ POOL: Final = {
 }
 UNKNOWN: Final = "nope"
 NAMES: Final = [*POOL, UNKNOWN]
+#: The built-in the model queues (issue 27), held so a status or a stop can come while it runs; no chain names it.
+SELF: Final = "compact"
+HOST_COMMANDS: Final = {**POOL, SELF: Command(does=Local(), builtin=True, held=True)}
 ARGS: Final = ["", "x", "two words", "  padded  "]
 PERSON: Final = ("composer", "bridge")
 JS_SPACE: Final = (
@@ -206,6 +214,11 @@ class SeedModel:
     held: dict[str, Done] = attrs.field(factory=dict)
     out: list[Entry] = attrs.field(factory=list)
     answers: list[str] = attrs.field(factory=list)
+    #: The model's self-command beyond the seed: the switch as stored, and the one held (its label, its number,
+    #: whether its run started).
+    builtin: object = None
+    held_self: tuple[str, int, bool] | None = None
+    queued: int = 0
 
     # register.ts
 
@@ -285,7 +298,20 @@ class SeedModel:
         self.settle()
 
     def chain_command(self, args: str) -> str:
+        words = tuple(re.split(f"[{re.escape(JS_SPACE)}]+", js_trim(args))) if js_trim(args) else ()
+        if words in (("builtin", "on"), ("builtin", "off")):
+            self.builtin = words[1] == "on"
+            said = [texts.BUILTIN_ON_TEXT if self.builtin else texts.BUILTIN_OFF_TEXT]
+            if not self.builtin:
+                said += self.cancel_self()
+            return " · ".join(said)
         word = js_trim(args)
+        if word == "stop" and self.held_self is not None:
+            chain = [] if self.running is None else [self.cancel()]
+            return " · ".join(chain + self.cancel_self())
+        if word == "" and self.held_self is not None:
+            label, _, runs = self.held_self
+            return self.seed_status() + texts.queued_status_text(label, runs)
         if word in ("on", "off"):
             self.enabled = word == "on"
             if word == "off" and self.running is not None:
@@ -296,7 +322,10 @@ class SeedModel:
         if word == "stop":
             return self.cancel()
         if word != "":
-            return "expects nothing (the status), stop, on or off"
+            return "expects nothing (the status), stop, on, off, builtin on or builtin off"
+        return self.seed_status()
+
+    def seed_status(self) -> str:
         head = "off" if self.enabled is False else "on"
         r = self.running
         if r is None:
@@ -304,6 +333,36 @@ class SeedModel:
         return (
             f"{head} · {r.index}/{r.total} {_step_line(r.index, r.total, r.step).split(': ', 1)[1]}, {WAITING[r.wait]}"
         )
+
+    # Beyond the seed: the model's self-command
+
+    def builtin_asked(self, args: str) -> None:
+        if self.builtin is False or self.held_self is not None:
+            return
+        self.queued += 1
+        label, number = "/compact" + (f" {args}" if args else ""), self.queued
+        self.held_self = (label, number, False)
+        self.log(texts.text("en", Key.LOG_QUEUED, queued=label))
+        self.timers.append(lambda: self.run_self(number, args))
+
+    def run_self(self, number: int, args: str) -> None:
+        if self.held_self is None or self.held_self[1] != number:
+            return  # cancelled
+        label = self.held_self[0]
+        self.held_self = (label, number, True)
+        self.log(texts.text("en", Key.LOG_RUNS, queued=label))
+        self.host_run(SELF, args, "plugin", self.self_ran)
+
+    def self_ran(self, error: str | None) -> None:
+        self.held_self = None
+
+    def cancel_self(self) -> list[str]:
+        if self.held_self is None:
+            return []
+        label, _, runs = self.held_self
+        if not runs:
+            self.held_self = None
+        return [texts.queued_stop_text(label, runs)]
 
     def fail(self, reason: object, agent: str | None) -> Reply:
         r = self.running
@@ -356,7 +415,7 @@ class SeedModel:
 
     def host_run(self, command: str, args: str, origin: str, done: Done) -> None:
         self.out.append(Ran(command, args))
-        script = POOL.get(command)
+        script = HOST_COMMANDS.get(command)
         if script is None:
             done(f"Unknown command: /{command}")
             return
@@ -474,6 +533,11 @@ class TranscriptRules:
             assert int(found[1]) == len(o.steps) == o.k, "the chain ended before its last step"
             self.ended_well(o)
             self.close()
+        elif text.startswith("the model queued /compact"):
+            assert text.endswith("; it runs once this turn ends (/slash-chain stop cancels it)"), text
+        elif found := re.fullmatch(r"/compact ?(.*) runs now: the model queued it", text, re.DOTALL):
+            # The run the line announces comes next, whatever the last rule typed.
+            self.foreign.insert(0, (SELF, found[1]))
         elif text.startswith("stopped after /"):
             self.stopped(text)
         elif text.startswith("cancelled"):
@@ -573,7 +637,7 @@ class ChainMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.timeline: list[Entry] = []
-        self.h = MemoryHost(commands=dict(POOL))
+        self.h = MemoryHost(commands=dict(HOST_COMMANDS))
         self.h.ui.lines = Recorded(self.timeline, Line)
         self.h.runs = Recorded(self.timeline, lambda run: Ran(*run))
         self.h.prompts = Recorded(self.timeline, Handed)
@@ -687,7 +751,11 @@ class ChainMachine(RuleBasedStateMachine):
         else:
             self.h.type(text, origin)
 
-    @rule(args=st.sampled_from(["", "stop", "on", "off", "bogus", "  stop  ", "status"]))
+    @rule(
+        args=st.sampled_from(
+            ["", "stop", "on", "off", "bogus", "  stop  ", "status", "builtin off", "builtin on", " builtin\u3000off "]
+        )
+    )
     def run_slash_chain(self, args: str) -> None:
         self.note(Slash(args))
         self.model.out.append(Ran("slash-chain", args))
@@ -702,6 +770,22 @@ class ChainMachine(RuleBasedStateMachine):
         self.note(FailMark(reason, agent))
         expected = self.model.fail(reason, agent)
         assert self.h.handle(FailCalled(reason, agent)) == expected
+
+    @rule(args=st.sampled_from(["", "keep it"]), twice=st.booleans())
+    def the_model_queues_a_built_in(self, args: str, twice: bool) -> None:
+        # Called once or twice in one turn; the turn then ends as far as the queued command cares (the host idles).
+        for _ in range(2 if twice else 1):
+            self.note(Other(f"builtin {args!r}"))
+            self.model.builtin_asked(args)
+            self.h.builtin_call(SELF, args)
+        self.model.settle()
+        self.h.settle()
+
+    @rule(value=st.sampled_from([True, False, None]))
+    def switch_the_models_commands_in_another_window(self, value: object) -> None:
+        self.note(Other(f"store builtin {value!r}"))
+        self.model.builtin = value
+        self.h.store.data["builtin"] = value
 
     @rule(value=st.sampled_from([True, False, None, "off"]))
     def change_the_setting_in_another_window(self, value: object) -> None:
@@ -725,6 +809,7 @@ class ChainMachine(RuleBasedStateMachine):
         assert [e for e in self.timeline if not isinstance(e, Mark)] == self.model.out
         assert self.h.answers == self.model.answers
         assert self.h.store.data.get("enabled") == self.model.enabled
+        assert self.h.store.data.get("builtin") == self.model.builtin
         assert self.h.clock.pending == 0
         r, m = self.h.session.chains.running, self.model.running
         assert (r is None) == (m is None)

@@ -3,7 +3,9 @@
 self-commands on, inside lich) through chains typed from every origin, the model's Skill and control_session
 calls, turn ends and command outputs whose text holds chains, pipes, `/slash-chain` and the setting. Every
 command the person typed carries the argument `mine`, everything else `theirs`; after every step, no restricted
-command has run with anything but the person's argument, and nothing handed to it by a `|`. A second machine
+command has run with anything but the person's argument, and nothing handed to it by a `|`. The model's
+self-command tool is one more path (issue 27): at most one self-command is held at a time, none is queued while the
+person's switch is off, and only the person's typing flips that switch or the on/off setting. A second machine
 drives the step machine of a session a slashkit harness runs, where the harness's own steps (`sdk`) are never
 typing and never a chain."""
 
@@ -15,6 +17,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt
 from slashkit.core import chain_machine as m
+from slashkit.core import self_command as sc
+from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain import parse_chain
 from slashkit.core.policy import PERSON_TYPING, command_name, rule_for
@@ -37,7 +41,12 @@ POOL: Final = {
 RESTRICTED: Final = frozenset({"model", "effort", "config", "permissions", "nope", "mystery"})
 REFUSED_NAMES: Final = ["model", "Model", "/effort", "EFFORT", " model ", "config", "Config/", "permissions", "nope"]
 ORIGINS: Final = ["composer", "bridge", "sdk", "plugin", "peer", "channel", "unclassified", "task-notification"]
+NOT_TYPING: Final = [origin for origin in ORIGINS if origin not in PERSON_TYPING]
 OPERATORS: Final = ["&&", "||", ";", "|"]
+#: The `/slash-chain` words that change a setting every session shares: the person's alone.
+SWITCHES: Final = ["on", "off", "builtin on", "builtin off", " builtin\toff "]
+#: What the model hands the self-command tool as args: plain, a chain, a line break, a huge text.
+SELF_ARGS: Final = ["", "keep the plan", HIDDEN, "\n/model theirs", "x\n/config theirs", "y" * 100_000]
 NAMES: Final = ["model", "MODEL", "effort", "Effort", "config", "permissions", "say", "ask", "quiet", "compact", "nope"]
 
 
@@ -56,6 +65,8 @@ class RefusalMachine(RuleBasedStateMachine):
         super().__init__()
         self.h = MemoryHost(commands=dict(POOL), env=DictEnvironment({"LICH_SESSION_ID": "s-1"}))
         self.h.lich_control = lambda *_: ("refused: a session cannot control itself", True)
+        #: The settings as the person last set them (None: never set).
+        self.settings: dict[str, bool] = {}
 
     @rule(
         names=st.lists(st.sampled_from(NAMES), min_size=2, max_size=5),
@@ -81,13 +92,69 @@ class RefusalMachine(RuleBasedStateMachine):
     def a_turn_ends(self, reason: str, answer: str) -> None:
         self.h.end_turn(reason, answer=answer)
 
-    @rule(args=st.sampled_from(["", "stop", "on", "off"]))
+    @rule(
+        command=st.sampled_from([*REFUSED_NAMES, "compact", "context", "quiet", "/compact"]),
+        args=st.sampled_from(SELF_ARGS),
+    )
+    def the_model_calls_the_self_command_tool(self, command: str, args: str) -> None:
+        queued_before = self.queued_lines()
+        reply = self.h.builtin_call(command, args)
+        if self.settings.get("builtin") is False:
+            assert self.queued_lines() == queued_before, "a self-command was queued while the person switched them off"
+        assert len(str(reply)) < 1_000, "a call was echoed back whole"
+
+    @rule(
+        first=st.sampled_from(["compact", "/compact", "context", "model"]),
+        second=st.sampled_from(["compact", "context", "config"]),
+        path=st.sampled_from(["tool", "skill", "control"]),
+    )
+    def the_model_asks_twice_in_one_turn(self, first: str, second: str, path: str) -> None:
+        # The tool answers without the host going idle, so both calls are in the turn that asked.
+        queued_before = self.queued_lines()
+        self.h.builtin_call(first)
+        if path == "tool":
+            self.h.builtin_call(second)
+        elif path == "skill":
+            self.h.skill_call(second)
+        else:
+            self.h.control_call("s-1", "command", second)
+        assert self.queued_lines() - queued_before <= 1, "two self-commands were queued in one turn"
+
+    @rule(args=st.sampled_from(["", "stop", *SWITCHES]))
     def the_person_runs_slash_chain(self, args: str) -> None:
         self.h.type(f"/slash-chain {args}")
+        words = args.split()
+        if words in (["on"], ["off"]):
+            self.settings["enabled"] = words == ["on"]
+        if words in (["builtin", "on"], ["builtin", "off"]):
+            self.settings["builtin"] = words == ["builtin", "on"]
+
+    @rule(switch=st.sampled_from(SWITCHES), lead=st.booleans(), origin=st.sampled_from(NOT_TYPING))
+    def someone_else_chains_a_switch(self, switch: str, lead: bool, origin: str) -> None:
+        steps = [f"/slash-chain {switch}", "/quiet theirs"]
+        self.h.type(" && ".join(steps if lead else steps[::-1]), origin)
+
+    def queued_lines(self) -> int:
+        return sum(line.startswith("the model queued") for line in self.h.ui.lines)
 
     @rule()
     def time_passes(self) -> None:
         self.h.settle()
+
+    @invariant()
+    def at_most_one_self_command_is_held(self) -> None:
+        held = [what for what in self.h.session.pending.values() if isinstance(what, sc.Queue | sc.Request)]
+        assert len(held) <= 1, held
+
+    @invariant()
+    def only_the_person_changed_a_setting(self) -> None:
+        assert self.h.store.data == self.settings
+
+    @invariant()
+    def every_self_command_line_is_one_bounded_line(self) -> None:
+        for line in self.h.ui.lines:
+            if "the model queued" in line:
+                assert len(line) <= texts.MAX_SHOWN + 100 and "\n" not in line, line
 
     @invariant()
     def no_restricted_command_ran_but_the_persons(self) -> None:

@@ -111,7 +111,11 @@ def test_a_queued_command_that_fails_raises_a_toast() -> None:
 
     assert isinstance(reply, SkillQueued)
     assert h.ui.toasts == ["/compact did not run: the command queue is closed"]
-    assert h.ui.lines == []
+    # The lines that it was queued and runs (issue 27), and no line of a chain.
+    assert h.ui.lines == [
+        "the model queued /compact; it runs once this turn ends (/slash-chain stop cancels it)",
+        "/compact runs now: the model queued it",
+    ]
 
 
 def test_a_skill_the_skill_tool_served_reaches_the_model_untouched() -> None:

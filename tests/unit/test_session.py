@@ -110,8 +110,9 @@ def test_a_control_call_by_label_asks_lich_and_is_queued_once_lich_says_it_is_th
 
     answered = s.on_event(asked.session, s.WhoamiAnswered(1, "FIX/X", "repo-a1b2"))
     assert isinstance(answered.reply, ControlQueued)
-    assert answered.effects == (s.After(0, 2),)
-    assert s.on_event(answered.session, s.TimerFired(2)).effects == (s.Run("compact", "", 3),)
+    assert answered.effects == (Log(texts.text("en", Key.LOG_QUEUED, queued="/compact")), s.After(0, 2))
+    runs = Log(texts.text("en", Key.LOG_RUNS, queued="/compact"))
+    assert s.on_event(answered.session, s.TimerFired(2)).effects == (runs, s.Run("compact", "", 3))
 
 
 @pytest.mark.parametrize(("label", "name"), [(None, None), ("other", "other-9"), ("fix/x", None)])
@@ -149,8 +150,9 @@ def test_the_harness_tool_queues_a_built_in_anyone_may_run() -> None:
     moved = s.on_event(s.opened(), s.BuiltinAsked("/compact", " keep it ", BUILTINS))
 
     assert moved.reply == ToolAnswered(texts.text("en", Key.SKILL_QUEUED, queued="/compact keep it"))
-    assert moved.effects == (s.After(0, 1),)
-    assert s.on_event(moved.session, s.TimerFired(1)).effects == (s.Run("compact", "keep it", 2),)
+    assert moved.effects == (Log(texts.text("en", Key.LOG_QUEUED, queued="/compact keep it")), s.After(0, 1))
+    runs = Log(texts.text("en", Key.LOG_RUNS, queued="/compact keep it"))
+    assert s.on_event(moved.session, s.TimerFired(1)).effects == (runs, s.Run("compact", "keep it", 2))
 
 
 @pytest.mark.parametrize(

@@ -47,6 +47,11 @@ def test_the_slots_are_the_ones_the_use_cases_fill() -> None:
         Key.DENY_CHAINED: {"name"},
         Key.DENY_PERSON_ONLY: {"name"},
         Key.NOT_BUILTIN: {"name"},
+        Key.DENY_LINE_BREAK: {"name"},
+        Key.DENY_ONE_QUEUED: {"name", "queued"},
+        Key.DENY_SWITCHED_OFF: {"name"},
+        Key.LOG_QUEUED: {"queued"},
+        Key.LOG_RUNS: {"queued"},
     }
 
 
@@ -140,7 +145,8 @@ def test_the_command_and_fail_tool_texts_are_the_seeds() -> None:
     assert texts.CHAIN_COMMAND == "slash-chain"
     assert texts.CHAIN_COMMAND_DESCRIPTION == "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
     assert texts.CHAIN_COMMAND_HINT == "[stop | on | off]"
-    assert texts.USAGE == "expects nothing (the status), stop, on or off"
+    # Beyond the seed: the switch of the model's self-commands (issue 27) adds its two words.
+    assert texts.USAGE == "expects nothing (the status), stop, on, off, builtin on or builtin off"
     assert texts.NO_CHAIN_RUNS == "no chain runs"
     assert texts.ON_TEXT == "on: /a && /b runs /b once /a ended well"
     assert texts.OFF_TEXT == "off: the engine runs the first command alone, as it does without the mod"

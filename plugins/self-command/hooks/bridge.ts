@@ -8,6 +8,7 @@ import type { EngineInterface } from 'claude-code'
 import type { Host } from './client.js'
 import {
   ANSWER_TIMEOUT_MS,
+  BUILTIN_KEY,
   ENABLED_KEY,
   HELPER_ARGS,
   HELPER_OPTIONS,
@@ -112,6 +113,9 @@ export function host($: EngineInterface): Host {
     run: async (command, args) => (await $.command.run({ command, args })).text ?? '',
     saveEnabled: async enabled => {
       await $.store.set(ENABLED_KEY, enabled)
+    },
+    saveBuiltin: async enabled => {
+      await $.store.set(BUILTIN_KEY, enabled)
     },
     invalidate: () => $.ui.invalidate('tool.describe'),
     whoami: () => whoami($),

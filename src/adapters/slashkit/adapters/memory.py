@@ -26,7 +26,7 @@ from slashkit.core.driver import Driver
 from slashkit.core.policy import DEFAULT_RULE, Rule
 from slashkit.core.ports import RunOutcome
 from slashkit.core.self_command import Identity
-from slashkit.core.session import ENABLED_KEY, enabled
+from slashkit.core.session import BUILTIN_KEY, ENABLED_KEY, enabled
 from slashkit.core.texts import CHAIN_COMMAND
 
 # Scripted commands
@@ -179,9 +179,9 @@ class MemoryHost:
     """A session of an in-memory agent CLI with slashkit loaded.
 
     `type` is the person's prompt; `end_turn`, `close_pane`, `resolve` and `clock.advance` are the host
-    moving on; `skill_call` and `control_call` are the model's tool calls. What the person would see is in
-    `ui.lines`, `ui.toasts`, `answers` and `prompts`; `runs` lists every command run, in order. `rule` is who
-    may run what (slashkit.core.policy: Claude Code's allowlist unless told), knowing the host's `commands`.
+    moving on; `skill_call`, `control_call` and `builtin_call` are the model's tool calls. What the person would
+    see is in `ui.lines`, `ui.toasts`, `answers` and `prompts`; `runs` lists every command run, in order. `rule` is
+    who may run what (slashkit.core.policy: Claude Code's allowlist unless told), knowing the host's `commands`.
     """
 
     commands: dict[str, Command] = field(factory=dict)
@@ -262,6 +262,10 @@ class MemoryHost:
         """The on/off setting as the host reads it when an event comes (another window may have changed it)."""
         return enabled(self.store.get(ENABLED_KEY))
 
+    def switched_on(self) -> bool:
+        """The switch of the model's self-commands as the host reads it when the model calls a tool."""
+        return enabled(self.store.get(BUILTIN_KEY))
+
     def builtins(self) -> Collection[str]:
         """The host's built-in commands, as its command list names them now."""
         return [name for name, c in self.commands.items() if c.builtin]
@@ -292,16 +296,22 @@ class MemoryHost:
         name = skill.removeprefix("/") if isinstance(skill, str) else ""
         served = name in self.commands and not self.commands[name].builtin
         native = f"Launching skill: {name}" if served else SKILL_REFUSAL.format(name=name)
-        reply = self.handle(s.SkillAnswered(skill, not served, tuple(self.builtins()), args))
+        reply = self.handle(s.SkillAnswered(skill, not served, tuple(self.builtins()), args, self.switched_on()))
         self.settle()
         return native if reply is None else reply
 
     def control_call(self, target: object, action: object, value: object, args: object = None) -> s.Reply | str:
         """The model calls lich's control_session: lich answers first, then slashkit."""
         native, is_error = self.lich_control(target, action, value)
-        reply = self.handle(s.ControlAnswered(is_error, tuple(self.builtins()), target, action, value, args))
+        listed = tuple(self.builtins())
+        reply = self.handle(s.ControlAnswered(is_error, listed, target, action, value, args, self.switched_on()))
         self.settle()
         return native if reply is None else reply
+
+    def builtin_call(self, command: object, args: object = None) -> s.Reply:
+        """The model calls the self-command tool (`texts.BUILTIN_TOOL`): slashkit alone answers it, and what it
+        queues runs once the turn ends (`end_turn`)."""
+        return self.handle(s.BuiltinAsked(command, args, tuple(self.builtins()), self.switched_on()))
 
     def describe(self, tool: str, description: str) -> str:
         """The description of a tool as the model is shown it."""

@@ -68,6 +68,8 @@ class Driver:
                 self._runner.run(command, args, self.reporter(token))
             case SaveEnabled(on):
                 self._store.set(s.ENABLED_KEY, on)
+            case s.SaveBuiltin(on):
+                self._store.set(s.BUILTIN_KEY, on)
             case s.Invalidate():
                 self._ui.invalidate()
             case _:

@@ -13,7 +13,7 @@ from attrs import frozen
 
 from slashkit.core.allowlist import CLAUDE_CODE, Allowlist
 from slashkit.core.js_text import JS_WHITESPACE, js_trim
-from slashkit.core.texts import CHAIN_COMMAND
+from slashkit.core.texts import BUILTIN_WORD, CHAIN_COMMAND
 
 #: Never run for anyone but the person, whatever a list says: run from a plugin, Claude Code saves what they set
 #: as the default for every new session (measured on Claude Code 2.1.288 and 2.1.289, and again on 2.1.328 by
@@ -37,6 +37,10 @@ HARNESS_STEPS: Final = "sdk"
 # Both languages' whitespace (JavaScript's and Python's), so that no reading of a name slips past.
 _SPACES: Final = JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85"
 _ANY_SPACE: Final = "[" + re.escape(_SPACES) + "]"
+_JS_SPACES: Final = re.compile("[" + re.escape(JS_WHITESPACE) + "]+")
+#: The `/slash-chain` arguments that change a setting every session shares (`chain_words`): chaining on or off,
+#: and the model's self-commands on or off. The person's alone.
+SETTINGS: Final = frozenset({("on",), ("off",), (BUILTIN_WORD, "on"), (BUILTIN_WORD, "off")})
 #: What may separate the names a person lists to allow (`SLASHKIT_ALLOW="doctor, clear"`).
 _LIST_SEPARATORS: Final = re.compile(r"[\s,]+")
 
@@ -61,6 +65,22 @@ def is_refused(name: str) -> bool:
     return command_name(name) in REFUSED
 
 
+def chain_words(args: str) -> tuple[str, ...]:
+    """`/slash-chain`'s arguments as the command reads them: words between JavaScript's whitespace. The rule
+    reads them the same way, so no spelling of a setting reads as one to the command and as none to the rule.
+
+    >>> chain_words(" builtin\u3000off "), chain_words(""), chain_words("stop")
+    (('builtin', 'off'), (), ('stop',))
+    """
+    trimmed = js_trim(args)
+    return tuple(_JS_SPACES.split(trimmed)) if trimmed else ()
+
+
+def changes_setting(args: str) -> bool:
+    """Tells whether `/slash-chain` with these arguments changes a setting every session shares (`SETTINGS`)."""
+    return chain_words(args) in SETTINGS
+
+
 @frozen
 class Rule:
     """The rule as one session applies it: which names are built-ins (the ones measured on the host's version,
@@ -81,9 +101,10 @@ class Rule:
         """Tells whether a command runs only for the person: /model and /effort; every built-in that is not on
         the allowlist; and, when the host listed its commands, any name it did not list, since only a list of
         names to allow holds when a later version adds a built-in (or an alias) no list here knows. slashkit's
-        own setting is the person's too: `/slash-chain on` and `off` (given its `args`)."""
+        own settings are the person's too: `/slash-chain on`, `off`, `builtin on` and `builtin off` (given its
+        `args`)."""
         name = command_name(command)
-        if name in REFUSED or (name == CHAIN_COMMAND and js_trim(args) in ("on", "off")):
+        if name in REFUSED or (name == CHAIN_COMMAND and changes_setting(args)):
             return True
         if name in self.safe:
             return False

@@ -9,7 +9,7 @@ from attrs import frozen
 from slashkit.core import texts
 from slashkit.core.chain import holds_chain
 from slashkit.core.equal_fold import equal_fold, go_trim_space
-from slashkit.core.js_text import js_trim
+from slashkit.core.js_text import js_trim, js_trim_end
 from slashkit.core.policy import DEFAULT_RULE, Denied, Rule, is_refused
 from slashkit.core.texts import Key
 
@@ -35,22 +35,31 @@ class Lich:
 
 @frozen
 class Request:
-    """A command the model asked for, normalised: the name without one leading slash, trimmed args."""
+    """A command the model asked for, normalised: the name without one leading slash, trimmed args (their start
+    kept when a line break stands before their end, which `decide` refuses)."""
 
     name: str
     args: str
 
     @property
     def label(self) -> str:
-        """`/compact keep the plan`, or `/compact`."""
-        return "/" + " ".join(part for part in (self.name, self.args) if part)
+        """`/compact keep the plan`, or `/compact`: what runs, as the notes and lines show it (`texts.shown`: one
+        line, bounded)."""
+        return texts.shown("/" + " ".join(part for part in (self.name, self.args) if part))
+
+    @property
+    def shown_name(self) -> str:
+        """The name as a refusal shows it: bounded, so a huge name is never echoed back whole."""
+        return texts.shown(self.name)
 
 
 @frozen
 class Queue:
-    """Run this command from a timer once the hook answered, and answer the call as queued."""
+    """Run this command from a timer once the hook answered, and answer the call as queued; `lang` is the language
+    of the lines that say it was queued and that it runs."""
 
     request: Request
+    lang: str = texts.ENGLISH
 
 
 #: None: the native answer reaches the model untouched.
@@ -79,10 +88,10 @@ ToolReply = SkillQueued | ControlQueued | Denied | None
 @frozen
 class Taken:
     """What becomes of a tool's native answer: the reply the call gets instead (None: the native one stays), and
-    the command to queue, which runs from a timer once the hook answered."""
+    the command to queue (in the language of its lines), which runs from a timer once the hook answered."""
 
     reply: ToolReply = None
-    queued: Request | None = None
+    queued: Queue | None = None
 
 
 def activation(interactive: bool, session_id: str | None, prompt_lang: str | None) -> Lich | None:
@@ -104,25 +113,34 @@ def described(lich: Lich, tool: str, description: str) -> str | None:
 
 
 def request(value: str, args: object) -> Request:
-    """Normalises a command the model named: trimmed, one leading `/` dropped, args trimmed or empty."""
-    name = js_trim(value)
-    return Request(name=name.removeprefix("/"), args=js_trim(args) if isinstance(args, str) else "")
+    """Normalises a command the model named: trimmed, one leading `/` dropped, args trimmed or empty. Args with a
+    line break before their end keep their start, so `decide` sees the break: trimmed, `"\n/model x"` would show
+    as `/compact /model x`, which reads as a second command. Line breaks at their end go, as the seed's do."""
+    name = js_trim(value).removeprefix("/")
+    if not isinstance(args, str):
+        return Request(name, "")
+    kept = js_trim_end(args)
+    return Request(name, kept if texts.breaks_line(kept) else js_trim(kept))
 
 
 def decide(lang: str, asked: Request, builtins: Collection[str], rule: Rule = DEFAULT_RULE) -> Decision:
     """Decides a command the model asked this session to run (the model, never the person: `slashkit.core.policy`).
     /model and /effort are denied before anything else, with the seeds' reason; a name that is no built-in of the
     host's list keeps the native answer; a built-in the rule keeps for the person is denied, and so is one whose
-    arguments would start a chain (only the person chains commands); any other built-in is queued."""
+    arguments would start a chain (only the person chains commands) or hold a line break (what runs and what the
+    notes show must be one line, the same); any other built-in is queued."""
+    name = asked.shown_name
     if is_refused(asked.name):
-        return Denied(texts.text(lang, Key.DENY_DEFAULT_SAVED, name=asked.name))
+        return Denied(texts.text(lang, Key.DENY_DEFAULT_SAVED, name=name))
     if asked.name not in builtins:
         return None
     if rule.knowing(builtins).restricted(asked.name):
-        return Denied(texts.text(lang, Key.DENY_NOT_ALLOWED, name=asked.name))
+        return Denied(texts.text(lang, Key.DENY_NOT_ALLOWED, name=name))
     if holds_chain(asked.args):
-        return Denied(texts.text(lang, Key.DENY_CHAINED, name=asked.name))
-    return Queue(asked)
+        return Denied(texts.text(lang, Key.DENY_CHAINED, name=name))
+    if texts.breaks_line(asked.args):
+        return Denied(texts.text(lang, Key.DENY_LINE_BREAK, name=name))
+    return Queue(asked, lang)
 
 
 def control_takes(action: object, value: object, is_error: bool) -> bool:
@@ -190,5 +208,5 @@ def _taken(decision: Decision, asked: Request, queued: SkillQueued | ControlQueu
         case Denied():
             return Taken(decision)
         case Queue():
-            return Taken(queued, asked)
+            return Taken(queued, decision)
     return Taken()

@@ -32,12 +32,15 @@ from slashkit.core.chain_machine import (
     SaveEnabled,
     ToolAnswered,
 )
-from slashkit.core.policy import DEFAULT_RULE, Denied, Rule, is_refused
+from slashkit.core.policy import DEFAULT_RULE, SETTINGS, Denied, Rule, chain_words, is_refused
 from slashkit.core.self_command import ControlQueued, Lich, Request, SkillQueued
 from slashkit.core.texts import Key
 
 #: The store key of the on/off setting (`SaveEnabled`).
 ENABLED_KEY: Final = "enabled"
+#: The store key of the switch of the model's self-commands (`SaveBuiltin`, `/slash-chain builtin on|off`), beside
+#: the on/off setting in the same store, read the same way (`enabled`).
+BUILTIN_KEY: Final = "builtin"
 #: The optional events an active self-command session needs; an inactive one needs none.
 ACTIVE_WANTS: Final = frozenset({"ToolDescribed", "SkillAnswered", "ControlAnswered"})
 
@@ -82,17 +85,19 @@ class ToolDescribed:
 @frozen
 class SkillAnswered:
     """The host's skill tool answered a call (`is_error`: it refused); `builtins` names the host's built-in
-    commands, as listed just now."""
+    commands, as listed just now; `switched_on` is the stored switch of the model's self-commands (`BUILTIN_KEY`,
+    read through `enabled`), read just now."""
 
     skill: object
     is_error: bool
     builtins: tuple[str, ...]
     args: object = None
+    switched_on: bool = True
 
 
 @frozen
 class ControlAnswered:
-    """lich's control tool answered a call aimed at the session `target`; `builtins` as above."""
+    """lich's control tool answered a call aimed at the session `target`; `builtins` and `switched_on` as above."""
 
     is_error: bool
     builtins: tuple[str, ...]
@@ -100,6 +105,7 @@ class ControlAnswered:
     action: object = None
     value: object = None
     args: object = None
+    switched_on: bool = True
 
 
 @frozen
@@ -122,12 +128,13 @@ class WhoamiAnswered:
 
 @frozen
 class BuiltinAsked:
-    """The model called a harness's own tool to run one of the session's built-ins (the Agent SDK host's
-    self-command tool): `command` and `args` as the call gave them."""
+    """The model called the self-command tool (`texts.BUILTIN_TOOL`) to run one of the session's built-ins:
+    `command` and `args` as the call gave them; `builtins` and `switched_on` as for `SkillAnswered`."""
 
     command: object
     args: object
     builtins: tuple[str, ...]
+    switched_on: bool = True
 
 
 Event = (
@@ -181,6 +188,13 @@ class After:
 
 
 @frozen
+class SaveBuiltin:
+    """Store the switch of the model's self-commands (`BUILTIN_KEY`), which every window of the host shares."""
+
+    enabled: bool
+
+
+@frozen
 class Invalidate:
     """Ask the host for the tool descriptions again (`ToolDescribed`)."""
 
@@ -200,7 +214,7 @@ class StepStarted:
 #: that reports its chains' progress: a host that shows nothing ignores them, the wire does not carry them, and a
 #: forecast leaves them out.
 Report = StepStarted | ChainEnded
-Effect = Log | Toast | After | Run | SaveEnabled | Invalidate | Report
+Effect = Log | Toast | After | Run | SaveEnabled | SaveBuiltin | Invalidate | Report
 
 # Replies: how the hook the host holds open answers (PromptText, CommandAnswer, ToolAnswered, Denied,
 # SkillQueued and ControlQueued are the machine's and the self-command decisions' own)
@@ -328,7 +342,8 @@ class Moved:
 
 
 def enabled(stored: object) -> bool:
-    """Reads the stored on/off setting: on unless it is `false` (a setting never written is on)."""
+    """Reads a stored on/off setting (`ENABLED_KEY`, `BUILTIN_KEY`): on unless it is `false` (a setting never
+    written is on)."""
     return stored is not False
 
 
@@ -363,8 +378,9 @@ def on_event(session: Session, event: Event) -> Moved:
         case ToolDescribed(tool, description):
             described = None if session.lich is None else sc.described(session.lich, tool, description)
             return Moved(session, reply=None if described is None else Description(described))
-        case SkillAnswered(skill, is_error, builtins, args):
-            return _took(session, sc.skill_answered(session.lich, skill, args, is_error, builtins, session.rule))
+        case SkillAnswered(skill, is_error, builtins, args, switched_on):
+            taken = sc.skill_answered(session.lich, skill, args, is_error, builtins, session.rule)
+            return _took(session, taken, switched_on)
         case ControlAnswered():
             return _control_answered(session, event)
         case WhoamiAnswered(token):
@@ -372,8 +388,10 @@ def on_event(session: Session, event: Event) -> Moved:
             if isinstance(asked, ControlAnswered) and session.lich is not None:
                 return _control(session, session.lich, asked, event.identity)
             return Moved(session)
-        case BuiltinAsked(command, args, builtins):
-            return _builtin_asked(session, command, args, builtins)
+        case BuiltinAsked():
+            return _builtin_asked(session, event)
+        case m.ChainCommandTyped():
+            return _chain_command(session, event)
         case _:
             return _chains_moved(session, m.on_event(session.chains, event))
 
@@ -382,10 +400,11 @@ def _timer_fired(session: Session, what: Pending | None) -> Moved:
     match what:
         case m.StartTimer(chain, index):
             return _chains_moved(session, m.on_event(session.chains, m.StepDue(chain, index)))
-        case sc.Queue(request):
+        case sc.Queue(request, lang):
             # The host refuses a command run inside a hook the turn waits on: it runs from this timer instead.
             session, token = session.hold(request)
-            return Moved(session, (Run(request.name, request.args, token),))
+            runs = Log(texts.text(lang, Key.LOG_RUNS, queued=request.label))
+            return Moved(session, (runs, Run(request.name, request.args, token)))
     return Moved(session)
 
 
@@ -414,36 +433,107 @@ def _control_answered(session: Session, call: ControlAnswered) -> Moved:
 
 def _control(session: Session, lich: Lich, call: ControlAnswered, known: sc.Identity | None) -> Moved:
     asked = (call.target, call.action, call.value, call.args)
-    return _took(session, sc.control_answered(lich, asked, call.builtins, known, session.rule))
+    return _took(session, sc.control_answered(lich, asked, call.builtins, known, session.rule), call.switched_on)
 
 
-def _builtin_asked(session: Session, command: object, args: object, builtins: tuple[str, ...]) -> Moved:
-    """A harness's own tool asks for a built-in: queued as any self-command is, else refused saying why."""
-    asked = sc.request(command if isinstance(command, str) else "", args)
+def _builtin_asked(session: Session, call: BuiltinAsked) -> Moved:
+    """The self-command tool asks for a built-in: queued as any self-command is, else refused saying why."""
+    asked = sc.request(call.command if isinstance(call.command, str) else "", call.args)
     lang = session.language
-    match sc.decide(lang, asked, builtins, session.rule):
+    match sc.decide(lang, asked, call.builtins, session.rule):
         case Denied() if is_refused(asked.name):
             # In an SDK session /model sets this session only (measured on Claude Code 2.1.328): lich's reason
             # (it saves a default) is not this one.
-            return Moved(session, reply=Denied(texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.name)))
+            return Moved(session, reply=Denied(texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.shown_name)))
         case Denied() as denied:
             return Moved(session, reply=denied)
-        case sc.Queue():
-            queued = _queue(session, asked)
-            return attrs.evolve(queued, reply=ToolAnswered(texts.text(lang, Key.SKILL_QUEUED, queued=asked.label)))
-    return Moved(session, reply=Denied(texts.text(lang, Key.NOT_BUILTIN, name=asked.name)))
+        case sc.Queue() as queue:
+            answer = ToolAnswered(texts.text(lang, Key.SKILL_QUEUED, queued=asked.label))
+            return _queued(session, (queue, answer), call.switched_on)
+    return Moved(session, reply=Denied(texts.text(lang, Key.NOT_BUILTIN, name=asked.shown_name)))
 
 
-def _took(session: Session, taken: sc.Taken) -> Moved:
+def _took(session: Session, taken: sc.Taken, switched_on: bool) -> Moved:
     """The reply a tool's native answer gets, with the command it queues, if any."""
-    moved = Moved(session) if taken.queued is None else _queue(session, taken.queued)
-    return attrs.evolve(moved, reply=taken.reply)
+    if taken.queued is None:
+        return Moved(session, reply=taken.reply)
+    return _queued(session, (taken.queued, taken.reply), switched_on)
 
 
-def _queue(session: Session, request: Request) -> Moved:
-    """Runs a self-command from a timer, once the hook that asked has answered."""
-    session, token = session.hold(sc.Queue(request))
-    return Moved(session, (After(0, token),))
+def _queued(session: Session, call: tuple[sc.Queue, Reply], switched_on: bool) -> Moved:
+    """Queues the self-command the rule lets the model run (`call`: the decision, and the reply its call gets when
+    queued), unless the person switched them off or one is held.
+
+    At most one self-command per turn, on every host: one is held from the call that queued it until its run
+    ended, and every host runs it only once the turn that asked is over (Claude Code's `command.run` waits on the
+    turn a hook holds; pi runs it once idle; opencode holds a summarize asked for during a turn until that turn
+    ended; the harness hosts send it as the query after the turn's), so a second call in the same turn finds the
+    first one held and is told so. A run that never ends would hold it for good, but every host reports each run's
+    end (`RunEnded`), a failure too."""
+    queue, reply = call
+    asked, lang = queue.request, queue.lang
+    if not switched_on:
+        return Moved(session, reply=Denied(texts.text(lang, Key.DENY_SWITCHED_OFF, name=asked.shown_name)))
+    held = _held(session)
+    if held is not None:
+        _, first, _ = held
+        text = texts.text(lang, Key.DENY_ONE_QUEUED, name=asked.shown_name, queued=first.label)
+        return Moved(session, reply=Denied(text))
+    # The host refuses a command run inside a hook the turn waits on: it runs from a timer once the hook answered.
+    session, token = session.hold(queue)
+    line = Log(texts.text(lang, Key.LOG_QUEUED, queued=asked.label))
+    return Moved(session, (line, After(0, token)), reply)
+
+
+def _held(session: Session) -> tuple[int, Request, bool] | None:
+    """The self-command the session holds, if any: its token, what it runs, and whether its run started."""
+    for token, what in session.pending.items():
+        match what:
+            case sc.Queue(request):
+                return token, request, False
+            case Request():
+                return token, what, True
+    return None
+
+
+def _chain_command(session: Session, typed: m.ChainCommandTyped) -> Moved:
+    """`/slash-chain`: `builtin on` and `off` switch the model's self-commands for every session; the other words
+    are the chains' (`chain_machine`), and the status and `stop` also name a self-command the session holds."""
+    words = chain_words(typed.args)
+    if words in SETTINGS and words[0] == texts.BUILTIN_WORD:
+        on = words[1] == "on"
+        # Switching off cancels the self-command that waits, as turning chaining off cancels the running chain.
+        session, cancelled = (session, None) if on else _cancel_held(session)
+        answer = _joined(texts.BUILTIN_ON_TEXT if on else texts.BUILTIN_OFF_TEXT, cancelled)
+        return Moved(session, (SaveBuiltin(on),), CommandAnswer(answer))
+    moved = _chains_moved(session, m.on_event(session.chains, typed))
+    held = _held(moved.session)
+    if held is None or not isinstance(moved.reply, CommandAnswer):
+        return moved
+    _, request, runs = held
+    if words == ():
+        status = moved.reply.text + texts.queued_status_text(request.label, runs)
+        return attrs.evolve(moved, reply=CommandAnswer(status))
+    if words != ("stop",):
+        return moved
+    session, cancelled = _cancel_held(moved.session)
+    chain = None if moved.reply.text == texts.NO_CHAIN_RUNS else moved.reply.text
+    return attrs.evolve(moved, session=session, reply=CommandAnswer(_joined(chain, cancelled)))
+
+
+def _cancel_held(session: Session) -> tuple[Session, str | None]:
+    """Cancels the self-command the session holds, unless its run started (then nothing stops it); says which."""
+    held = _held(session)
+    if held is None:
+        return session, None
+    token, request, runs = held
+    if not runs:
+        session = attrs.evolve(session, pending={t: what for t, what in session.pending.items() if t != token})
+    return session, texts.queued_stop_text(request.label, runs)
+
+
+def _joined(*said: str | None) -> str:
+    return " · ".join(part for part in said if part is not None)
 
 
 def _chains_moved(session: Session, moved: m.Transition) -> Moved:

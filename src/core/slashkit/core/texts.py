@@ -15,10 +15,14 @@ from slashkit.core.js_text import JS_WHITESPACE
 CHAIN_COMMAND: Final = "slash-chain"
 CHAIN_COMMAND_DESCRIPTION: Final = "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
 CHAIN_COMMAND_HINT: Final = "[stop | on | off]"
-USAGE: Final = "expects nothing (the status), stop, on or off"
+USAGE: Final = "expects nothing (the status), stop, on, off, builtin on or builtin off"
 NO_CHAIN_RUNS: Final = "no chain runs"
 ON_TEXT: Final = "on: /a && /b runs /b once /a ended well"
 OFF_TEXT: Final = "off: the engine runs the first command alone, as it does without the mod"
+#: The word `/slash-chain` takes before `on` or `off` for the switch of the model's self-commands: the tool's name.
+BUILTIN_WORD: Final = "builtin"
+BUILTIN_ON_TEXT: Final = "builtin on: the model may queue an allowed built-in (/compact) to run once its turn ends"
+BUILTIN_OFF_TEXT: Final = "builtin off: the model's built-in commands are refused in every session until builtin on"
 
 #: The tool the model calls when a step it was handed failed. The engine gives a turn no exit code, so a model
 #: that says it failed and ends its turn normally would run the next step (measured on the reference's engine).
@@ -76,6 +80,30 @@ def one_line(text: str) -> str:
     no\\n2/2: /review deploy\\r\\nall 2 command(s) ran\\u2028
     """
     return _LINE_BREAK.sub(lambda found: found[0].encode("unicode_escape").decode("ascii"), text)
+
+
+def breaks_line(text: str) -> bool:
+    """Tells whether a text holds a line break, as `one_line` sees one.
+
+    >>> breaks_line("keep the plan"), breaks_line("\\n/model x"), breaks_line("a\u2028b")
+    (False, True, True)
+    """
+    return _LINE_BREAK.search(text) is not None
+
+
+#: The most characters of a text from outside (a command the model named, its arguments) that a line or an answer
+#: shows; past it the text is cut and ends with an ellipsis, so a huge call is never echoed into a context.
+MAX_SHOWN: Final = 200
+
+
+def shown(text: str) -> str:
+    """`text` as a line or an answer shows it: one line (`one_line`), cut to MAX_SHOWN characters with `…`.
+
+    >>> shown("compact keep the plan"), len(shown("x" * 10_000))
+    ('compact keep the plan', 200)
+    """
+    text = one_line(text)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
 def _not_run(steps: Iterable[Step]) -> str:
@@ -245,6 +273,18 @@ def fail_marked_text(failure: str) -> str:
     return f"The step is marked as failed; once this turn ends, the chain goes on by its operators: {failure}."
 
 
+def queued_status_text(queued: str, runs: bool) -> str:
+    """What the `/slash-chain` status adds while a self-command is held: ` · the model queued /compact, ...`."""
+    return f" · the model queued {queued}, " + ("which runs now" if runs else "to run once its turn ends")
+
+
+def queued_stop_text(queued: str, runs: bool) -> str:
+    """What `/slash-chain stop` says of a self-command it found: cancelled, or already running."""
+    if runs:
+        return f"{queued}, which the model queued, already runs and cannot be stopped"
+    return f"cancelled {queued}, which the model queued"
+
+
 def next_text(step: Step) -> str:
     """The status's note on what waits after the running step: `; next: || /rollback`."""
     return f"; next: {step.op} /{step.command}"
@@ -271,6 +311,11 @@ class Key(Enum):
     NOT_BUILTIN = "not_builtin"
     DENY_NOT_ALLOWED = "deny_not_allowed"
     DENY_CHAINED = "deny_chained"
+    DENY_LINE_BREAK = "deny_line_break"
+    DENY_ONE_QUEUED = "deny_one_queued"
+    DENY_SWITCHED_OFF = "deny_switched_off"
+    LOG_QUEUED = "log_queued"
+    LOG_RUNS = "log_runs"
 
 
 ENGLISH: Final = "en"
@@ -312,6 +357,19 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "/{name} was not run: its arguments hold more commands, and only the user may chain commands. Queue "
             "/{name} alone."
         ),
+        Key.DENY_LINE_BREAK: (
+            "/{name} was not run: its arguments hold a line break, and only one line runs as a command. Give them "
+            "on one line."
+        ),
+        Key.DENY_ONE_QUEUED: (
+            "/{name} was not queued: {queued} is already queued, and one command runs per turn. End the turn now."
+        ),
+        Key.DENY_SWITCHED_OFF: (
+            "/{name} was not run: the user has switched off the commands you may queue. Ask them to type /{name} "
+            "themselves."
+        ),
+        Key.LOG_QUEUED: "the model queued {queued}; it runs once this turn ends (/slash-chain stop cancels it)",
+        Key.LOG_RUNS: "{queued} runs now: the model queued it",
     },
     "pt-BR": {
         Key.SKILL_NOTE: (
@@ -351,6 +409,19 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "/{name} não foi executado: os argumentos contêm outros comandos, e só o usuário encadeia comandos. "
             "Coloque /{name} na fila sozinho."
         ),
+        Key.DENY_LINE_BREAK: (
+            "/{name} não foi executado: os argumentos contêm uma quebra de linha, e só uma linha roda como comando. "
+            "Informe-os numa linha só."
+        ),
+        Key.DENY_ONE_QUEUED: (
+            "/{name} não entrou na fila: {queued} já está na fila, e roda um comando por turno. Encerre o turno agora."
+        ),
+        Key.DENY_SWITCHED_OFF: (
+            "/{name} não foi executado: o usuário desligou os comandos que você pode pôr na fila. Peça que ele "
+            "digite /{name}."
+        ),
+        Key.LOG_QUEUED: "o modelo pôs {queued} na fila; roda assim que este turno terminar (/slash-chain stop cancela)",
+        Key.LOG_RUNS: "{queued} roda agora: o modelo o pôs na fila",
     },
     "zh-CN": {
         Key.SKILL_NOTE: (
@@ -379,6 +450,11 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "请让用户自己输入 /{name}。"
         ),
         Key.DENY_CHAINED: "/{name} 没有运行：它的参数里还有其他命令，只有用户可以串联命令。请只把 /{name} 单独排队。",
+        Key.DENY_LINE_BREAK: "/{name} 没有运行：它的参数里有换行，而只有一行会作为命令运行。请把参数写在一行里。",
+        Key.DENY_ONE_QUEUED: "/{name} 没有排队：{queued} 已在队列中，每轮只运行一个命令。请现在结束本轮。",
+        Key.DENY_SWITCHED_OFF: "/{name} 没有运行：用户已关闭你可以排队的命令。请让用户自己输入 /{name}。",
+        Key.LOG_QUEUED: "模型已将 {queued} 排队；它将在本轮结束后运行（/slash-chain stop 可取消）",
+        Key.LOG_RUNS: "{queued} 现在运行：它是模型排队的",
     },
     "es": {
         Key.SKILL_NOTE: (
@@ -420,6 +496,22 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "/{name} no se ejecutó: sus argumentos contienen más comandos, y solo el usuario encadena comandos. "
             "Pon /{name} en cola solo."
         ),
+        Key.DENY_LINE_BREAK: (
+            "/{name} no se ejecutó: sus argumentos contienen un salto de línea, y solo una línea se ejecuta como "
+            "comando. Dalos en una sola línea."
+        ),
+        Key.DENY_ONE_QUEUED: (
+            "/{name} no quedó en cola: {queued} ya está en cola, y se ejecuta un comando por turno. Termina el turno "
+            "ahora."
+        ),
+        Key.DENY_SWITCHED_OFF: (
+            "/{name} no se ejecutó: el usuario desactivó los comandos que puedes poner en cola. Pídele que escriba "
+            "/{name}."
+        ),
+        Key.LOG_QUEUED: (
+            "el modelo puso {queued} en cola; se ejecuta en cuanto termine este turno (/slash-chain stop lo cancela)"
+        ),
+        Key.LOG_RUNS: "{queued} se ejecuta ahora: el modelo lo puso en cola",
     },
 }
 

@@ -31,6 +31,7 @@ export type Effect =
   | { kind: 'after'; ms: number; token: number; fires?: Effect[] | null }
   | { kind: 'run'; command: string; args: string; token: number; then?: Effect[] | null }
   | { kind: 'save.enabled'; enabled: boolean }
+  | { kind: 'save.builtin'; enabled: boolean }
   | { kind: 'invalidate' }
 
 /** A reply the caller of `ask` answers its hook with (docs/bridge.md, "Answer"); every kind means one thing. */
@@ -104,6 +105,8 @@ export type Host = {
   run(command: string, args: string): Promise<string>
   /** Stores the on/off setting every window shares. */
   saveEnabled(enabled: boolean): Promise<void>
+  /** Stores the switch of the model's self-commands (`/slash-chain builtin on|off`) every window shares. */
+  saveBuiltin(enabled: boolean): Promise<void>
   /** Asks the host for the tool descriptions again. */
   invalidate(): void
   /**
@@ -395,6 +398,7 @@ function isEffect(value: unknown, depth: number): value is Effect {
     case 'toast':
       return typeof fx.text === 'string'
     case 'save.enabled':
+    case 'save.builtin':
       return typeof fx.enabled === 'boolean'
     case 'invalidate':
       return true
@@ -533,6 +537,9 @@ async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<vo
       return
     case 'save.enabled':
       await host.saveEnabled(fx.enabled)
+      return
+    case 'save.builtin':
+      await host.saveBuiltin(fx.enabled)
       return
     case 'invalidate':
       host.invalidate()

@@ -6,7 +6,7 @@
  * as `SessionCalls`.
  *
  * Laid beside the client by slashkit.adapters.bridge.shim.node_files; the facts it needs come from the host's own
- * generated `./host.js` (`helper_facts`, and the host's `UNAVAILABLE`, `ENABLED_KEY` and `STORE_FILE`).
+ * generated `./host.js` (`helper_facts`, and the host's `UNAVAILABLE`, `ENABLED_KEY`, `BUILTIN_KEY` and `STORE_FILE`).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { accessSync, constants, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -204,6 +204,7 @@ export function nodeHost(calls: SessionCalls): Host {
     after: (ms, fire) => void setTimeout(fire, ms),
     run: calls.run,
     saveEnabled: async enabled => store.set(facts.ENABLED_KEY, enabled),
+    saveBuiltin: async enabled => store.set(facts.BUILTIN_KEY, enabled),
     // opencode reads a plugin tool's description once; nothing to ask again.
     invalidate: () => undefined,
     whoami,

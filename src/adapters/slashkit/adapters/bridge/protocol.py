@@ -66,6 +66,7 @@ KINDS: Final[dict[type[Any], str]] = {
     s.After: "after",
     s.Run: "run",
     m.SaveEnabled: "save.enabled",
+    s.SaveBuiltin: "save.builtin",
     s.Invalidate: "invalidate",
     s.RunTyped: "run.typed",
     m.CommandAnswer: "command.answer",

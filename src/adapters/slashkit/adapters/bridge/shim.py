@@ -125,6 +125,7 @@ def node_host_module(
         **helper_facts(python, fail_tool, host),
         "UNAVAILABLE": texts.CHAIN_UNAVAILABLE,
         "ENABLED_KEY": session.ENABLED_KEY,
+        "BUILTIN_KEY": session.BUILTIN_KEY,
         "STORE_FILE": store_file,
         "CHAIN_COMMAND": texts.CHAIN_COMMAND,
         "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,

@@ -20,7 +20,7 @@ from slashkit.adapters.bridge.shim import (
 )
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
-from slashkit.core.session import ENABLED_KEY
+from slashkit.core.session import BUILTIN_KEY, ENABLED_KEY
 
 MARKETPLACE: Final = "slashkit"
 PLUGINS: Final = ("slash-chain", "self-command")
@@ -139,6 +139,7 @@ def _host_module(name: str, python: str | None) -> str:
         "SOURCE": SOURCE,
         "UNAVAILABLE": _UNAVAILABLE[name],
         "ENABLED_KEY": ENABLED_KEY,
+        "BUILTIN_KEY": BUILTIN_KEY,
         "COMMAND_DESCRIPTION": texts.CHAIN_COMMAND_DESCRIPTION,
         "COMMAND_HINT": texts.CHAIN_COMMAND_HINT,
         "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,

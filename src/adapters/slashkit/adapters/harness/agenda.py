@@ -114,6 +114,8 @@ class Agenda:
                 self._runs.append(Query(Step(command, args), token, started))
             case m.SaveEnabled(on):
                 self.store.set(s.ENABLED_KEY, on)
+            case s.SaveBuiltin(on):
+                self.store.set(s.BUILTIN_KEY, on)
             case s.StepStarted(chain, index, total, step):
                 self._chains.setdefault(chain, []).append(StepStarted(index, total, step))
             case m.ChainEnded(chain, outcome):
