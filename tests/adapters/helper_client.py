@@ -101,6 +101,18 @@ class Helper:
     def rss_kib(self) -> int:
         return _status_field(self.process.pid, "VmRSS:")
 
+    def settled(self, threads: int, timeout: float = 10) -> None:
+        """Waits until the helper runs `threads` threads and each sleeps (blocked on its socket or the listener):
+        by then it has read all that was sent to it. A loaded machine may take a while to get there."""
+        deadline = time.monotonic() + timeout
+        tasks = Path(f"/proc/{self.process.pid}/task")
+        while time.monotonic() < deadline:
+            states = [(task / "stat").read_text().rsplit(")", 1)[1].split()[0] for task in tasks.iterdir()]
+            if len(states) >= threads and set(states) == {"S"}:
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"the helper did not settle within {timeout} s")
+
     def cpu_ticks(self) -> int:
         """User and system time the helper has used, in clock ticks (/proc/<pid>/stat fields 14 and 15)."""
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()

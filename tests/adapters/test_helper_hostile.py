@@ -212,17 +212,12 @@ class TestConnections:
         busy = [helper.connect() for _ in range(h.MAX_CONNECTIONS)]
         for connection in busy:
             connection.sendall(b"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: 10\r\n\r\n")
-        # The helper reads the busy heads at its own pace, slower on a loaded machine: until it has read them all, a
-        # new connection still finds room (an idle one makes way) and its `{}` is refused as no bridge message. The
-        # heads stay busy until REQUEST_S after they were sent, so that is how long the test looks.
-        deadline = time.monotonic() + h.REQUEST_S
-        while True:
-            helper.connection = helper.connect()
-            status, answer = helper.request(b"{}")
-            if status != 400 or time.monotonic() > deadline:
-                break
-            helper.connection.close()
-            time.sleep(0.05)
+        # Each busy connection's thread reads its head at its own pace, slower on a loaded machine; one that has not
+        # yet is idle, and a new connection would close it to make room. So the test waits until every thread (the
+        # listener's and the busy ones') sleeps, all heads read.
+        helper.settled(1 + h.MAX_CONNECTIONS)
+        helper.connection = helper.connect()  # the first one, idle, made room for the busy ones
+        status, answer = helper.request(b"{}")
         assert (status, answer["error"]) == (503, f"all {h.MAX_CONNECTIONS} connections are busy")
         time.sleep(h.REQUEST_S)
         helper.still_serves()
