@@ -363,6 +363,8 @@ def on_event(session: Session, event: Event) -> Moved:
         case ToolDescribed(tool, description):
             described = None if session.lich is None else sc.described(session.lich, tool, description)
             return Moved(session, reply=None if described is None else Description(described))
+        case SkillAnswered(skill, is_error, builtins, args) if _outside_lich(session):
+            return _took(session, sc.skill_refused(session.language, skill, args, is_error, builtins, session.rule))
         case SkillAnswered(skill, is_error, builtins, args):
             return _took(session, sc.skill_answered(session.lich, skill, args, is_error, builtins, session.rule))
         case ControlAnswered():
@@ -376,6 +378,13 @@ def on_event(session: Session, event: Event) -> Moved:
             return _builtin_asked(session, command, args, builtins)
         case _:
             return _chains_moved(session, m.on_event(session.chains, event))
+
+
+def _outside_lich(session: Session) -> bool:
+    """Tells whether the Skill tool's refusals are this session's own to take: no lich variable is set. Inside
+    lich they are the self-command plugin's (its session is `lich`), so that with both of slashkit's plugins
+    loaded one call queues one command; and a `claude -p` inside lich takes none, as the seed's plugin does."""
+    return not session.lich_id
 
 
 def _timer_fired(session: Session, what: Pending | None) -> Moved:
