@@ -47,8 +47,8 @@ pytestmark = [
 interactive = pytest.mark.skipif(not Path(TMUX).exists(), reason="tmux is not installed")
 
 QUEUED: Final = EN[Key.SKILL_QUEUED].format(queued="/compact")
-#: What the model is told when it asks for a command only the person may run, by the path it asked through: the
-#: tool's (the harness tools' texts) and the Skill tool's outside lich (the same, without lich's override).
+#: What the model is told when it asks for a command only the person may run, the same through the tool and the
+#: Skill tool (outside lich the reason for /model is not lich's, which points to lich's own override).
 REFUSED: Final = {
     "model": EN[Key.DENY_PERSON_ONLY].format(name="model"),
     "config": EN[Key.DENY_NOT_ALLOWED].format(name="config"),
