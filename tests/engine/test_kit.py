@@ -27,6 +27,7 @@ from returns.pipeline import is_successful
 
 from slashkit.adapters.bridge import protocol
 from slashkit.adapters.claude_code import plugins
+from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR, SEPARATOR_JS, holds_chain, parse_chain
 from tests.support import claude_cli
 
@@ -35,13 +36,15 @@ KIT: Final = claude_cli.REPO_ROOT / "tests" / "kit"
 NO_PYTHON: Final = "/nonexistent/python"
 #: How many tests each plugin's kit file holds: a test that stops running (or a file that stops loading)
 #: shows as a lower count. Update it with the file.
-EXPECTED_TESTS: Final = {"slash-chain": 60, "self-command": 25}
+EXPECTED_TESTS: Final = {"slash-chain": 64, "self-command": 25}
 #: The bridge events each plugin's kit tests make it send; together, every event of the protocol.
 EXPECTED_EVENTS: Final = {
     "slash-chain": {
         "ChainTyped",
         "ChainCommandTyped",
         "FailCalled",
+        "BuiltinAsked",
+        "SkillAnswered",
         "PromptHanded",
         "PaneOpened",
         "PaneClosed",
@@ -167,13 +170,8 @@ def test_kit_tests_pass(plugin: str, tmp_path: Path, iso: claude_cli.Isolation) 
     assert sent == EXPECTED_EVENTS[plugin], f"events sent: {sorted(sent)}"
 
 
-#: Events no Claude Code plugin sends: a host's own self-command tool's call, which pi's extension sends (kit-tested in
-#: tests/node/pi.test.ts).
-OTHER_HOSTS_EVENTS: Final = {"BuiltinAsked"}
-
-
 def test_the_kit_covers_every_bridge_event() -> None:
-    assert set().union(*EXPECTED_EVENTS.values()) | OTHER_HOSTS_EVENTS == set(protocol.EVENTS)
+    assert set().union(*EXPECTED_EVENTS.values()) == set(protocol.EVENTS)
 
 
 def test_kit_output_parser() -> None:
@@ -308,6 +306,14 @@ def test_the_laid_out_matcher_is_the_core_separator_and_the_mod_holds_none_of_it
     register = plugins.marketplace_files(None)[Path("plugins/slash-chain/hooks/register.ts")].decode()
     assert matcher_literals(register) == [SEPARATOR_JS]
     assert plugins.SEPARATOR_IMPORT not in register
+
+
+def test_the_slash_chain_mods_tool_matchers_name_the_cores_tools() -> None:
+    """A matcher is a literal (the engine reads none from an import): each tool's name written in the mod is the
+    one the core names it by (`texts.FAIL_TOOL_ID`, `texts.BUILTIN_TOOL_ID`), in its describe and its call hook."""
+    mod = (resources.files("slashkit.adapters.claude_code") / "mod" / "slash-chain.ts").read_text()
+    for tool in (texts.FAIL_TOOL_ID, texts.BUILTIN_TOOL_ID):
+        assert mod.count(f"{{ tool: '{tool}' }}") == 2, tool
 
 
 def test_inlining_the_separator_refuses_a_mod_without_one_matcher_to_fill() -> None:

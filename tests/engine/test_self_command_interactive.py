@@ -699,6 +699,28 @@ def test_a_chain_hidden_in_a_queued_commands_args_is_denied_and_nothing_runs(
         assert model_settings(run) == {}, run.describe()
 
 
+@pytest.mark.parametrize("call", ["skill", "tool"])
+def test_with_both_plugins_inside_lich_one_call_queues_one_compact(
+    tmp_path: Path, project: Path, plugin: Path, chain_plugin: Path, call: str
+) -> None:
+    """Both plugins loaded inside lich, each with its helper: Skill(compact) is the self-command plugin's (its
+    note in lich's language: the slash-chain plugin stands aside), and the slash-chain plugin's own tool is its
+    alone. Either way /compact runs once: one command row, one compact boundary, one summary request."""
+    turn = skill("compact") if call == "skill" else tool_use(texts.BUILTIN_TOOL_ID, {"command": "compact"})
+    env = lich_env(lang="pt-BR")
+    with session(tmp_path, project, [plugin, chain_plugin], [turn, text("Compacting.")], env=env) as run:
+        run.cli.send("run /compact")
+        _, after = run.mains(2)
+        run.wait_compacted()
+        if call == "skill":
+            note = PT[Key.SKILL_QUEUED].format(queued="/compact")
+            assert [flat(m) for m in messages_after_result(after)] == [CONTEXT_PREFIX + note], run.describe()
+        entries = run.quiet()
+        assert commands_run(entries) == ["/compact"], run.describe()
+        assert sum(is_entry(e, "system", "compact_boundary") for e in entries) == 1, run.describe()
+        assert len(run.model.of_kind("summary")) == 1, run.describe()
+
+
 def test_config_is_denied_on_both_paths_and_no_setting_changes(tmp_path: Path, project: Path, plugin: Path) -> None:
     """Issue 16's H1 inside lich: Skill(config, `model=opus`) and control_session(this session, `/config
     model=opus permissionMode=acceptEdits`) would save the model and raise the permission mode for every future

@@ -23,6 +23,16 @@ import {
 } from './fake-helper.js'
 
 const FAIL_TOOL = 'mcp__slash-chain__fail'
+const BUILTIN_TOOL = 'mcp__slash-chain__builtin'
+/** The built-ins of the fake engine's command list (tests/kit/fake-helper.ts). */
+const BUILTINS = ['compact', 'model']
+const ENGINE = { plugin: 'engine', tier: 'core' } as const
+/** The Skill tool's own refusal of a built-in (2.1.328). */
+const SKILL_REFUSAL = {
+  isError: true,
+  result: 'compact is a built-in CLI command, not a skill.',
+  text: 'compact is a built-in CLI command, not a skill. Ask the user to run /compact themselves — it cannot be invoked via the Skill tool.',
+} as const
 const OPTIONAL = ['PromptHanded', 'PaneOpened', 'PaneClosed', 'TurnEnded', 'PromptSubmitted']
 const UNAVAILABLE = /^unavailable: (.+); commands run as typed until it is back$/
 
@@ -44,23 +54,30 @@ const PANES: { name: string; register: Register } = {
 const TURN = { answer: 'done', durationMs: 12, isAborted: false, turnId: 'turn-1', reason: 'answer' } as const
 
 describe('session start', () => {
-  test('registers /slash-chain and the fail tool, and starts no helper', async ($, on) => {
+  test('registers /slash-chain, the fail tool and the builtin tool, and starts no helper', async ($, on) => {
     const fake = fakeHelper(on)
     expect(await $.session.start(START)).toEqual({ cwd: START.cwd })
-    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail'])
+    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail', 'builtin'])
     expect(fake.registered[0]?.spec).toMatchObject({ name: 'slash-chain', immediate: true, description: expect.any(String), argumentHint: expect.any(String) })
     expect(fake.registered[1]?.spec).toMatchObject({ name: 'fail', inputSchema: { type: 'object', required: ['reason'] } })
+    expect(fake.registered[2]?.spec).toMatchObject({
+      name: 'builtin',
+      description: expect.stringContaining('/compact'),
+      inputSchema: { type: 'object', required: ['command'] },
+    })
     expect(fake.spawned).toEqual([])
     expect(fake.sent).toEqual([])
   })
 
-  test('the fail tool is described as not deferred, its description kept', async ($, on) => {
-    fakeHelper(on)
-    await $.session.start(START)
-    const provider = { plugin: 'slash-chain', tier: 'user' } as const
-    const described = await $.tool.describe({ tool: FAIL_TOOL, description: 'Stops the running slash-chain', isDeferred: true, provider })
-    expect(described).toMatchObject({ description: 'Stops the running slash-chain', isDeferred: false })
-  })
+  for (const tool of [FAIL_TOOL, BUILTIN_TOOL]) {
+    test(`${tool} is described as not deferred, its description kept`, async ($, on) => {
+      fakeHelper(on)
+      await $.session.start(START)
+      const provider = { plugin: 'slash-chain', tier: 'user' } as const
+      const described = await $.tool.describe({ tool, description: 'What it does', isDeferred: true, provider })
+      expect(described).toMatchObject({ description: 'What it does', isDeferred: false })
+    })
+  }
 })
 
 /** The fake engine's command list as ChainTyped carries it (tests/kit/fake-helper.ts). */
@@ -208,6 +225,61 @@ describe('event forwarding', () => {
     expect(stopped).toEqual({ result: 'Stopped the chain: /b did not run.' })
     expect(denied).toEqual({ deny: 'No slash-chain step is waiting on you.' })
     expect(unanswered).toEqual({ deny: 'unavailable: no answer; commands run as typed until it is back' })
+  })
+})
+
+describe('self-commands', () => {
+  test('the builtin tool sends BuiltinAsked with the built-ins listed; a text reply is its result, a deny a deny', async ($, on) => {
+    const fake = fakeHelper(on)
+    const replies: Response[] = [
+      { reply: toolAnswer('/compact is queued and runs once this turn ends. End the turn now.') },
+      { reply: { kind: 'deny', text: '/config was not run: only the user may run it.' } },
+      { reply: null },
+    ]
+    fake.answer = () => replies.shift() ?? {}
+    await $.session.start(START)
+
+    const queued = await $.tool.call({ tool: BUILTIN_TOOL, command: 'compact', args: 'keep the plan' })
+    const denied = await $.tool.call({ tool: BUILTIN_TOOL, command: 'config' })
+    const unanswered = await $.tool.call({ tool: BUILTIN_TOOL, command: 42 })
+
+    expect(fake.sent).toEqual([
+      { event: 'BuiltinAsked', e: { command: 'compact', args: 'keep the plan', builtins: BUILTINS } },
+      { event: 'BuiltinAsked', e: { command: 'config', args: null, builtins: BUILTINS } },
+      { event: 'BuiltinAsked', e: { command: 42, args: null, builtins: BUILTINS } },
+    ])
+    expect(queued).toEqual({ result: '/compact is queued and runs once this turn ends. End the turn now.' })
+    expect(denied).toEqual({ deny: '/config was not run: only the user may run it.' })
+    expect(unanswered).toEqual({ deny: 'unavailable: no answer; commands run as typed until it is back' })
+  })
+
+  test('a Skill call the tool refused goes to the helper, started for it; a skill reply loads it', async ($, on) => {
+    const fake = fakeHelper(on)
+    on('tool.call', { tool: 'Skill' }, () => SKILL_REFUSAL)
+    fake.answer = sent =>
+      sent.event === 'SkillAnswered' ? { reply: { kind: 'skill', command: 'compact', note: '/compact is queued.' } } : {}
+    await $.session.start(START)
+    await $.tool.describe({ tool: 'Skill', description: 'Execute a skill', provider: ENGINE })
+    expect(fake.spawned).toEqual([])
+
+    const answer = await $.tool.call({ tool: 'Skill', skill: 'compact', args: 'keep the plan' })
+
+    expect(fake.sent).toEqual([{ event: 'SkillAnswered', e: { skill: 'compact', args: 'keep the plan', is_error: true, builtins: BUILTINS } }])
+    expect(answer).toMatchObject({ result: { success: true, commandName: 'compact' }, context: ['/compact is queued.'] })
+    expect('isError' in answer).toBe(false)
+  })
+
+  test('a Skill call the helper leaves alone keeps the refusal; one the tool served sends nothing', async ($, on) => {
+    const fake = fakeHelper(on)
+    let served = false
+    on('tool.call', { tool: 'Skill' }, () => (served ? { result: { success: true, commandName: 'review' } } : SKILL_REFUSAL))
+    fake.answer = () => ({ reply: null })
+    await $.session.start(START)
+
+    expect(await $.tool.call({ tool: 'Skill', skill: 'compact' })).toMatchObject(SKILL_REFUSAL)
+    served = true
+    expect(await $.tool.call({ tool: 'Skill', skill: 'review' })).toMatchObject({ result: { success: true, commandName: 'review' } })
+    expect(fake.events()).toEqual(['SkillAnswered'])
   })
 })
 

@@ -1,9 +1,12 @@
-"""Self-commands act only in an interactive session inside lich; otherwise nothing changes, not even a tool
-description (docs/lich.md, "How the plugin behaves")."""
+"""Self-commands through lich's tools act only in an interactive session inside lich; outside lich only the Skill
+tool's refusal of a built-in is taken (the slash-chain plugin's path, docs/claude-code.md "What the model may
+run"), and a `claude -p` inside lich changes nothing, not even a tool description (docs/lich.md, "How the plugin
+behaves")."""
 
 import pytest
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, host
+from slashkit.core.policy import Denied
 from slashkit.core.self_command import ControlQueued, SkillQueued
 
 SKILL_DESCRIPTION = "Execute a skill within the main conversation."
@@ -12,36 +15,60 @@ REFUSAL = '"lich-1" is this session, and a session cannot control itself'
 
 
 def session(env: dict[str, str], interactive: bool = True) -> MemoryHost:
-    commands = host(compact=Command(does=Local(), builtin=True), model=Command(builtin=True)).commands
+    commands = host(
+        compact=Command(does=Local(), builtin=True), model=Command(builtin=True), config=Command(builtin=True)
+    ).commands
     h = MemoryHost(commands=commands, interactive=interactive, env=DictEnvironment(env))
     h.lich_control = lambda *_: (REFUSAL, True)
     return h
 
 
-def assert_nothing_changes(h: MemoryHost) -> None:
+def assert_lichs_tools_untouched(h: MemoryHost) -> None:
     assert h.describe("Skill", SKILL_DESCRIPTION) == SKILL_DESCRIPTION
     assert h.describe("mcp__lich__control_session", CONTROL_DESCRIPTION) == CONTROL_DESCRIPTION
+    assert h.control_call("lich-1", "command", "/compact") == REFUSAL
+    assert h.control_call("lich-1", "command", "/model", "opus") == REFUSAL
+    assert h.whoami.calls == 0
+    assert h.wants() == frozenset()
+
+
+def assert_nothing_changes(h: MemoryHost) -> None:
+    assert_lichs_tools_untouched(h)
     assert h.skill_call("compact") == (
         "compact is a built-in CLI command, not a skill. Ask the user to run /compact themselves."
     )
     assert (
         h.skill_call("model") == "model is a built-in CLI command, not a skill. Ask the user to run /model themselves."
     )
-    assert h.control_call("lich-1", "command", "/compact") == REFUSAL
-    assert h.control_call("lich-1", "command", "/model", "opus") == REFUSAL
     assert h.runs == []
     assert h.ui.toasts == []
     assert h.clock.pending == 0
-    assert h.whoami.calls == 0
-    assert h.wants() == frozenset()
 
 
-def test_outside_lich_nothing_changes() -> None:
-    assert_nothing_changes(session({"LICH_PROMPT_LANG": "pt-BR"}))
+def assert_the_skill_tools_refusal_is_taken(h: MemoryHost) -> None:
+    assert_lichs_tools_untouched(h)
+    assert h.skill_call("compact") == SkillQueued(
+        "compact", "/compact is queued and runs once this turn ends. End the turn now."
+    )
+    assert h.runs == [("compact", "")]
+    # lich's language is not this session's, nor is lich's override its way: outside lich the texts are English.
+    assert h.skill_call("model") == Denied(
+        "/model was not run: only the user sets this session's model or effort. Ask them to type /model themselves."
+    )
+    assert h.skill_call("config") == Denied(
+        "/config was not run: only the user may run it, because it can change what they set or reach beyond this "
+        "session. Ask them to type /config themselves."
+    )
+    assert h.runs == [("compact", "")]
+    assert h.ui.toasts == []
+
+
+def test_outside_lich_the_skill_tools_refusal_of_a_built_in_is_queued() -> None:
+    assert_the_skill_tools_refusal_is_taken(session({"LICH_PROMPT_LANG": "pt-BR"}))
 
 
 def test_an_empty_lich_session_id_counts_as_outside_lich() -> None:
-    assert_nothing_changes(session({"LICH_SESSION_ID": ""}))
+    assert_the_skill_tools_refusal_is_taken(session({"LICH_SESSION_ID": ""}))
 
 
 def test_a_non_interactive_run_inside_lich_changes_nothing() -> None:

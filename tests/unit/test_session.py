@@ -19,7 +19,7 @@ from slashkit.core.chain_machine import (
     ToolAnswered,
 )
 from slashkit.core.policy import Denied, rule_for
-from slashkit.core.self_command import ControlQueued
+from slashkit.core.self_command import ControlQueued, SkillQueued
 from slashkit.core.texts import Key
 
 BUILTINS = ("compact", "model", "config", "cost")
@@ -132,6 +132,39 @@ def test_no_question_is_asked_outside_lich_or_for_a_call_that_cannot_be_taken() 
 
     assert s.on_event(s.opened(), by_label) == s.Moved(s.opened())
     assert s.on_event(in_lich(), delivered) == s.Moved(in_lich())
+
+
+def test_outside_lich_the_skill_tools_refusal_of_a_built_in_is_queued_in_the_sessions_language() -> None:
+    """The slash-chain plugin's path: no lich variable, no SessionStarted (that plugin sends none)."""
+    moved = s.on_event(s.opened(language="pt-BR"), s.SkillAnswered("compact", True, BUILTINS, " keep it "))
+
+    assert moved.reply == SkillQueued("compact", texts.text("pt-BR", Key.SKILL_QUEUED, queued="/compact keep it"))
+    assert s.After(0, 1) in moved.effects
+    assert s.Run("compact", "keep it", 2) in s.on_event(moved.session, s.TimerFired(1)).effects
+
+
+@pytest.mark.parametrize(("skill", "key"), [("model", Key.DENY_PERSON_ONLY), ("config", Key.DENY_NOT_ALLOWED)])
+def test_outside_lich_a_skill_call_naming_what_only_the_person_may_run_is_denied(skill: str, key: Key) -> None:
+    moved = s.on_event(s.opened(), s.SkillAnswered(skill, True, BUILTINS, "opus"))
+
+    assert (moved.reply, moved.effects, moved.session.pending) == (Denied(texts.text("en", key, name=skill)), (), {})
+
+
+def test_outside_lich_a_skill_the_tool_served_or_no_built_in_keeps_its_answer() -> None:
+    for event in (s.SkillAnswered("compact", False, BUILTINS), s.SkillAnswered("deploy", True, BUILTINS)):
+        assert s.on_event(s.opened(), event) == s.Moved(s.opened())
+
+
+@pytest.mark.parametrize("interactive", [True, False])
+def test_inside_lich_a_session_lich_did_not_start_leaves_the_skill_tool_alone(interactive: bool) -> None:
+    """With both plugins loaded, each has its helper: the slash-chain plugin's session (which lich's gate never
+    started) stands aside for the self-command plugin's, so one call queues one command; and a `claude -p`
+    inside lich takes none."""
+    plain = s.opened(lich=("lich-1", None))
+    not_started = s.on_event(plain, s.SessionStarted(False)).session if not interactive else plain
+
+    assert s.on_event(not_started, s.SkillAnswered("compact", True, BUILTINS)) == s.Moved(not_started)
+    assert s.After(0, 1) in s.on_event(in_lich(), s.SkillAnswered("compact", True, BUILTINS)).effects
 
 
 def test_a_queued_command_that_fails_is_a_toast() -> None:

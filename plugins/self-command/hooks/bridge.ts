@@ -5,7 +5,7 @@
  * below is one literal `$.noun.event(...)`.
  */
 import type { EngineInterface } from 'claude-code'
-import type { Host } from './client.js'
+import { ask, type Host } from './client.js'
 import {
   ANSWER_TIMEOUT_MS,
   BUILTIN_KEY,
@@ -143,4 +143,21 @@ async function whoami($: EngineInterface): Promise<string | null> {
 /** The on/off setting as stored: on unless it is `false` (slashkit.core.chain_session.enabled). */
 export async function enabled($: EngineInterface): Promise<boolean> {
   return (await $.store.get(ENABLED_KEY)) !== false
+}
+
+/**
+ * What a Skill call whose tool refused it (`refusal`) becomes once the core heard the refusal (`SkillAnswered`): a
+ * loaded skill named as the core says, with its note as context; the core's denial; or the refusal as it was.
+ */
+export async function skillRefused<R>($: EngineInterface, call: { skill?: unknown; args?: unknown }, refusal: R) {
+  const event = { skill: call.skill ?? null, args: call.args ?? null, is_error: true, builtins: await builtinNames($) }
+  const reply = (await ask(host($), 'SkillAnswered', event))?.reply
+  if (reply?.kind === 'skill') return { result: { success: true as const, commandName: reply.command }, context: [reply.note] }
+  if (reply?.kind === 'deny') return { deny: reply.text }
+  return refusal
+}
+
+/** The engine's built-in commands, as its command list names them now. */
+export async function builtinNames($: EngineInterface): Promise<string[]> {
+  return (await $.command.list()).filter(c => c.source === 'builtin').map(c => c.name)
 }

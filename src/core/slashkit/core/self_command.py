@@ -185,6 +185,21 @@ def skill_answered(
     return _taken(decide(lich.lang, asked, builtins, rule), asked, SkillQueued(asked.name, skill_queued(lich, asked)))
 
 
+def skill_refused(
+    lang: str, skill: object, args: object, is_error: bool, builtins: Collection[str], rule: Rule = DEFAULT_RULE
+) -> Taken:
+    """Outside lich, the Skill tool answered first (the slash-chain plugin hears it): its refusal of a built-in
+    is taken as `skill_answered` takes it inside lich, with the texts in `lang`; /model and /effort are denied
+    without lich's reason (which points to lich's own override)."""
+    if not is_error or not isinstance(skill, str):
+        return Taken()
+    asked = request(skill, args)
+    if is_refused(asked.name):
+        return Taken(Denied(texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.shown_name)))
+    note = texts.text(lang, Key.SKILL_QUEUED, queued=asked.label)
+    return _taken(decide(lang, asked, builtins, rule), asked, SkillQueued(asked.name, note))
+
+
 def control_answered(
     lich: Lich,
     call: tuple[object, object, object, object],

@@ -378,6 +378,9 @@ def on_event(session: Session, event: Event) -> Moved:
         case ToolDescribed(tool, description):
             described = None if session.lich is None else sc.described(session.lich, tool, description)
             return Moved(session, reply=None if described is None else Description(described))
+        case SkillAnswered(skill, is_error, builtins, args, switched_on) if _outside_lich(session):
+            taken = sc.skill_refused(session.language, skill, args, is_error, builtins, session.rule)
+            return _took(session, taken, switched_on)
         case SkillAnswered(skill, is_error, builtins, args, switched_on):
             taken = sc.skill_answered(session.lich, skill, args, is_error, builtins, session.rule)
             return _took(session, taken, switched_on)
@@ -394,6 +397,13 @@ def on_event(session: Session, event: Event) -> Moved:
             return _chain_command(session, event)
         case _:
             return _chains_moved(session, m.on_event(session.chains, event))
+
+
+def _outside_lich(session: Session) -> bool:
+    """Tells whether the Skill tool's refusals are this session's own to take: no lich variable is set. Inside
+    lich they are the self-command plugin's (its session is `lich`), so that with both of slashkit's plugins
+    loaded one call queues one command; and a `claude -p` inside lich takes none, as the seed's plugin does."""
+    return not session.lich_id
 
 
 def _timer_fired(session: Session, what: Pending | None) -> Moved:

@@ -5,7 +5,7 @@
  * slashkit's Python core decides what becomes of the refusal.
  */
 import type { EngineInterface, Register } from 'claude-code'
-import { ask, host, wanted } from './bridge.js'
+import { ask, builtinNames, host, skillRefused, wanted } from './bridge.js'
 
 type Described = { description: string }
 
@@ -14,11 +14,6 @@ async function described<R extends Described>($: EngineInterface, tool: string, 
   if (!wanted('ToolDescribed')) return result
   const reply = (await ask(host($), 'ToolDescribed', { tool, description: result.description }))?.reply
   return reply?.kind === 'description' ? { ...result, description: reply.text } : result
-}
-
-/** The engine's built-in commands, as its command list names them now. */
-async function builtinNames($: EngineInterface): Promise<string[]> {
-  return (await $.command.list()).filter(c => c.source === 'builtin').map(c => c.name)
 }
 
 export const register: Register = on => {
@@ -37,12 +32,7 @@ export const register: Register = on => {
   on('tool.call', { tool: 'Skill' }, async ($, e, next) => {
     const result = await next(e)
     if (!wanted('SkillAnswered') || result.isError !== true) return result
-    const builtins = await builtinNames($)
-    const input = e as { skill?: unknown; args?: unknown }
-    const reply = (await ask(host($), 'SkillAnswered', { skill: input.skill ?? null, args: input.args ?? null, is_error: true, builtins }))?.reply
-    if (reply?.kind === 'skill') return { result: { success: true, commandName: reply.command }, context: [reply.note] }
-    if (reply?.kind === 'deny') return { deny: reply.text }
-    return result
+    return skillRefused($, e as { skill?: unknown; args?: unknown }, result)
   })
 
   on('tool.call', { tool: 'mcp__lich__control_session' }, async ($, e, next) => {

@@ -1,10 +1,21 @@
 /**
- * The `slash-chain` plugin: `/a x && /b y` runs `/b y` once `/a x` ended well. A shim over the bridge: it
- * translates the engine's payloads into the core's events (docs/bridge.md) and answers with what the core says.
+ * The `slash-chain` plugin: `/a x && /b y` runs `/b y` once `/a x` ended well; and the model may queue one of the
+ * session's allowlisted built-ins (/compact) through its `builtin` tool or the Skill tool, inside lich or not. A
+ * shim over the bridge: it translates the engine's payloads into the core's events (docs/bridge.md) and answers
+ * with what the core says.
  */
 import type { EngineInterface, Register } from 'claude-code'
-import { ask, bounded, enabled, host, messageOf, prepare, wanted } from './bridge.js'
-import { COMMAND_DESCRIPTION, COMMAND_HINT, FAIL_DESCRIPTION, FAIL_SCHEMA, UNAVAILABLE } from './host.js'
+import { ask, bounded, builtinNames, enabled, host, messageOf, prepare, skillRefused, wanted } from './bridge.js'
+import {
+  BUILTIN_DESCRIPTION,
+  BUILTIN_SCHEMA,
+  BUILTIN_TOOL,
+  COMMAND_DESCRIPTION,
+  COMMAND_HINT,
+  FAIL_DESCRIPTION,
+  FAIL_SCHEMA,
+  UNAVAILABLE,
+} from './host.js'
 import { SEPARATOR } from './host.js'
 
 /** The engine's command list as the refusal rule reads it: every name, and the built-ins among them. */
@@ -19,17 +30,35 @@ export const register: Register = on => {
     await $.command.register({ name: 'slash-chain', description: COMMAND_DESCRIPTION, argumentHint: COMMAND_HINT, immediate: true })
     // Declared once at the start, so the tool list the prompt cache holds does not change mid-session.
     await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
+    await $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA })
     return started
   })
 
-  // A plugin's tool waits behind ToolSearch by default; this one is listed, so the model can call it at once.
+  // A plugin's tool waits behind ToolSearch by default; these are listed, so the model can call them at once.
   on('tool.describe', { tool: 'mcp__slash-chain__fail' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
+  on('tool.describe', { tool: 'mcp__slash-chain__builtin' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
 
   on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e) => {
     const reply = (await ask(host($), 'FailCalled', { reason: e.reason, agent: e.agentId ?? null }))?.reply
     if (reply?.kind === 'tool.answer') return { result: reply.text }
     return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
+
+  // The core queues the built-in (it runs from a timer once the turn let it) or refuses it, saying why.
+  on('tool.call', { tool: 'mcp__slash-chain__builtin' }, async ($, e) => {
+    const event = { command: e.command ?? null, args: e.args ?? null, builtins: await builtinNames($) }
+    const reply = (await ask(host($), 'BuiltinAsked', event))?.reply
+    if (reply?.kind === 'tool.answer') return { result: reply.text }
+    return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
+  }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
+
+  // The Skill tool answers first; the core may take its refusal of a built-in (outside lich: inside, the
+  // self-command plugin's session does). Sent whether or not a helper runs yet: a refusal is rare, and what it
+  // becomes is the core's to say.
+  on('tool.call', { tool: 'Skill' }, async ($, e, next) => {
+    const result = await next(e)
+    return result.isError === true ? skillRefused($, e as { skill?: unknown; args?: unknown }, result) : result
+  })
 
   on('command.run', { command: 'slash-chain' }, async ($, e) => {
     const reply = (await ask(host($), 'ChainCommandTyped', { args: e.args, enabled: await enabled($) }))?.reply
