@@ -106,7 +106,7 @@ describe('refused tool calls', () => {
     expect(native).toHaveLength(1)
     expect(fake.sent[1]).toEqual({
       event: 'SkillAnswered',
-      e: { skill: 'compact', args: 'keep the plan', is_error: true, builtins: BUILTINS },
+      e: { skill: 'compact', args: 'keep the plan', is_error: true, builtins: BUILTINS, switched_on: true },
     })
     expect(answer).toMatchObject({ result: { success: true, commandName: 'compact' }, context: ['/compact runs once this turn ends.'] })
     expect('isError' in answer).toBe(false)
@@ -135,7 +135,7 @@ describe('refused tool calls', () => {
     fake.answer = () => ({ wants: WANTS })
     await $.session.start(START)
     await $.tool.call({ tool: 'Skill', skill: 'compact' })
-    expect(fake.sent[1]?.e).toEqual({ skill: 'compact', args: null, is_error: true, builtins: BUILTINS })
+    expect(fake.sent[1]?.e).toEqual({ skill: 'compact', args: null, is_error: true, builtins: BUILTINS, switched_on: true })
   })
 
   test('a deny reply denies the call', async ($, on) => {
@@ -183,7 +183,7 @@ describe('refused tool calls', () => {
     expect(answer).toMatchObject({ result: 'Queued /compact.' })
     expect(fake.sent[1]).toEqual({
       event: 'ControlAnswered',
-      e: { target: 'lich-7f3a', action: 'command', value: '/compact', args: null, is_error: true, builtins: BUILTINS },
+      e: { target: 'lich-7f3a', action: 'command', value: '/compact', args: null, is_error: true, builtins: BUILTINS, switched_on: true },
     })
   })
 })
@@ -206,7 +206,7 @@ describe('who this session is', () => {
     expect(await $.tool.call(CONTROL)).toMatchObject({ result: 'Queued /compact.' })
     expect(fake.processRuns).toEqual([[LICH_BIN, 'whoami', '--json']])
     expect(fake.sent.slice(1)).toEqual([
-      { event: 'ControlAnswered', e: { target: 'main', action: 'command', value: '/compact', args: null, is_error: true, builtins: BUILTINS } },
+      { event: 'ControlAnswered', e: { target: 'main', action: 'command', value: '/compact', args: null, is_error: true, builtins: BUILTINS, switched_on: true } },
       { event: 'WhoamiAnswered', e: { token: 3, label: 'main', name: 'ann' } },
     ])
   })

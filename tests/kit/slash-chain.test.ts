@@ -244,13 +244,26 @@ describe('self-commands', () => {
     const unanswered = await $.tool.call({ tool: BUILTIN_TOOL, command: 42 })
 
     expect(fake.sent).toEqual([
-      { event: 'BuiltinAsked', e: { command: 'compact', args: 'keep the plan', builtins: BUILTINS } },
-      { event: 'BuiltinAsked', e: { command: 'config', args: null, builtins: BUILTINS } },
-      { event: 'BuiltinAsked', e: { command: 42, args: null, builtins: BUILTINS } },
+      { event: 'BuiltinAsked', e: { command: 'compact', args: 'keep the plan', builtins: BUILTINS, switched_on: true } },
+      { event: 'BuiltinAsked', e: { command: 'config', args: null, builtins: BUILTINS, switched_on: true } },
+      { event: 'BuiltinAsked', e: { command: 42, args: null, builtins: BUILTINS, switched_on: true } },
     ])
     expect(queued).toEqual({ result: '/compact is queued and runs once this turn ends. End the turn now.' })
     expect(denied).toEqual({ deny: '/config was not run: only the user may run it.' })
     expect(unanswered).toEqual({ deny: 'unavailable: no answer; commands run as typed until it is back' })
+  })
+
+  test("the person's stored switch of self-commands goes with the tool's call and the Skill refusal", async ($, on) => {
+    const fake = fakeHelper(on, { store: { builtin: false } })
+    on('tool.call', { tool: 'Skill' }, () => SKILL_REFUSAL)
+    fake.answer = () => ({ reply: { kind: 'deny', text: 'switched off' } })
+    await $.session.start(START)
+    await $.tool.call({ tool: BUILTIN_TOOL, command: 'compact' })
+    await $.tool.call({ tool: 'Skill', skill: 'compact' })
+    expect(fake.sent.map(s => [s.event, s.e['switched_on']])).toEqual([
+      ['BuiltinAsked', false],
+      ['SkillAnswered', false],
+    ])
   })
 
   test('a Skill call the tool refused goes to the helper, started for it; a skill reply loads it', async ($, on) => {
@@ -264,7 +277,7 @@ describe('self-commands', () => {
 
     const answer = await $.tool.call({ tool: 'Skill', skill: 'compact', args: 'keep the plan' })
 
-    expect(fake.sent).toEqual([{ event: 'SkillAnswered', e: { skill: 'compact', args: 'keep the plan', is_error: true, builtins: BUILTINS } }])
+    expect(fake.sent).toEqual([{ event: 'SkillAnswered', e: { skill: 'compact', args: 'keep the plan', is_error: true, builtins: BUILTINS, switched_on: true } }])
     expect(answer).toMatchObject({ result: { success: true, commandName: 'compact' }, context: ['/compact is queued.'] })
     expect('isError' in answer).toBe(false)
   })

@@ -166,7 +166,7 @@ test('the self-command tool, outside lich: the core queues /compact, which then 
   await helper.received('RunEnded')
   assert.deepEqual(opencode.compacted, [S])
   assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [
-    ['BuiltinAsked', { command: 'compact', args: null, builtins: ['compact'] }],
+    ['BuiltinAsked', { command: 'compact', args: null, builtins: ['compact'], switched_on: true }],
     ['TimerFired', { token: 1, applied: false }],
     ['RunEnded', { token: 2, error: null, output: '', applied: false }],
   ])
@@ -186,8 +186,8 @@ test('the self-command tool: the texts the model gave are cut to what the core r
   await opencode.builtin(S, { command: 'c'.repeat(1024 * 1024), args: 'a'.repeat(1024 * 1024) })
   await opencode.builtin(S, { command: { name: 'compact' }, args: 7 })
   const [long, odd] = helper.sent.map(s => s.e)
-  assert.deepEqual(long, { command: 'c'.repeat(MAX_TEXT), args: 'a'.repeat(MAX_TEXT), builtins: ['compact'] })
-  assert.deepEqual(odd, { command: null, args: null, builtins: ['compact'] })
+  assert.deepEqual(long, { command: 'c'.repeat(MAX_TEXT), args: 'a'.repeat(MAX_TEXT), builtins: ['compact'], switched_on: true })
+  assert.deepEqual(odd, { command: null, args: null, builtins: ['compact'], switched_on: true })
 })
 
 test('the self-command tool in a subagent session (a child), inside lich: the core hears it has no built-ins, and no lich start', async () => {
@@ -197,7 +197,7 @@ test('the self-command tool in a subagent session (a child), inside lich: the co
   helper.answer = selfCommands
   await opencode.event('session.created', { info: { id: 'ses_child', parentID: S } })
   assert.deepEqual(await opencode.builtin('ses_child', { command: 'compact' }), { error: '/compact was not run.' })
-  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['BuiltinAsked', { command: 'compact', args: null, builtins: [] }]])
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['BuiltinAsked', { command: 'compact', args: null, builtins: [], switched_on: true }]])
 })
 
 test('a line led by /compact compacts in the prompt place, and the chain goes on once that turn ended', async () => {
@@ -299,7 +299,7 @@ function describe_inside_lich(): void {
     await until(() => opencode.compacted.length === 1, 'the compaction')
     assert.deepEqual(helper.events().slice(0, 3), ['SessionStarted', 'ControlAnswered', 'WhoamiAnswered'])
     assert.deepEqual((await helper.received('SessionStarted')).e, { interactive: true })
-    assert.deepEqual((await helper.received('ControlAnswered')).e, { target: 'main', action: 'command', value: '/compact', args: null, is_error: true, builtins: ['compact'] })
+    assert.deepEqual((await helper.received('ControlAnswered')).e, { target: 'main', action: 'command', value: '/compact', args: null, is_error: true, builtins: ['compact'], switched_on: true })
     assert.deepEqual((await helper.received('WhoamiAnswered')).e, { token: 5, label: 'main', name: 'ann' })
     const [part] = await opencode.transform(S, [structuredClone(refused)])
     assert.deepEqual((part as { state?: { status?: string; output?: string } }).state?.status, 'completed')

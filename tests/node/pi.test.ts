@@ -97,15 +97,26 @@ test('the self-command tool asks the core, which queues /compact to run once the
   }
   const result = await pi.tools.get(BUILTIN_TOOL)?.execute('1', { command: 'compact' }, undefined, undefined, pi.context)
   assert.deepEqual(result?.content, [{ type: 'text', text: 'queued' }])
-  assert.deepEqual(helper.sent[0]?.e, { command: 'compact', args: null, builtins: ['compact'] })
+  assert.deepEqual(helper.sent[0]?.e, { command: 'compact', args: null, builtins: ['compact'], switched_on: true })
   await new Promise(resolve => setTimeout(resolve, 200))
   assert.equal(pi.compactions, 1)
   assert.deepEqual(helper.events(), ['BuiltinAsked', 'TimerFired', 'RunEnded'])
 })
 
+test("the person's /slash-chain builtin off is stored for every pi and sent with the model's next call", async () => {
+  helper.answer = sent => {
+    if (sent.event === 'ChainCommandTyped') return { reply: { kind: 'command.answer', text: 'off' }, effects: [{ kind: 'save.builtin', enabled: false }] }
+    return sent.event === 'BuiltinAsked' ? { reply: { kind: 'deny', text: 'switched off' } } : {}
+  }
+  await pi.type('/slash-chain builtin off')
+  const call = pi.tools.get(BUILTIN_TOOL)?.execute('1', { command: 'compact' }, undefined, undefined, pi.context)
+  await assert.rejects(call ?? Promise.reject(new Error('no tool')), { message: 'switched off' })
+  assert.deepEqual((await helper.received('BuiltinAsked')).e['switched_on'], false)
+})
+
 test("the tools hand the core their texts bounded, and the person's chain goes on after a 1 MiB call", async () => {
   // Attack (issue 27): one call with 1 MiB of args ended in `unavailable: write EPIPE`, and the chain with it.
-  const chain = chainOfTwo()
+  const chain = chainOfTwo(['TurnEnded', 'PromptSubmitted', 'PromptHanded'], 'timer')
   helper.answer = sent => (sent.event === 'BuiltinAsked' || sent.event === 'FailCalled' ? { reply: { kind: 'deny', text: 'no' } } : chain(sent))
   const huge = 'z'.repeat(1 << 20)
   const typed = pi.type('/greet Bob && /bye Alice')

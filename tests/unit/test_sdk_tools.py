@@ -9,6 +9,7 @@ import pytest
 from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookMatcher
 
 from slashkit.adapters.harness.loop import MAX_TOOL_TEXT
+from slashkit.adapters.memory import DictStore
 from slashkit.adapters.sdk import SlashSession
 from slashkit.core import texts
 from slashkit.core.texts import BUILTIN_TOOL_ID, CHAIN_COMMAND, FAIL_TOOL_ID, Key
@@ -132,3 +133,25 @@ def test_a_setting_the_session_does_not_take_is_refused_by_name() -> None:
 def test_the_sdk_reads_lines_of_16_mib_unless_the_harness_said_otherwise() -> None:
     assert SlashSession(ClaudeAgentOptions()).client.options.max_buffer_size == 16 << 20
     assert SlashSession(ClaudeAgentOptions(max_buffer_size=1 << 20)).client.options.max_buffer_size == 1 << 20
+
+
+async def _typed(host: SlashSession, line: str, *, by_person: bool = True) -> list[object]:
+    return [event async for event in host.run(line, by_person=by_person)]
+
+
+def test_the_persons_switch_turns_the_models_self_commands_off_for_every_session_sharing_the_store() -> None:
+    store = DictStore()
+    asyncio.run(_typed(session(self_commands=True, store=store), "/slash-chain builtin off"))
+    later = session(self_commands=True, store=store)
+    off = texts.text("en", Key.DENY_SWITCHED_OFF, name="compact")
+    assert answer(asyncio.run(later._run_builtin({"command": "compact"}))) == (off, True)
+    assert later._agenda.due == 0
+    asyncio.run(_typed(later, "/slash-chain builtin on"))
+    assert answer(asyncio.run(later._run_builtin({"command": "compact"})))[1] is False
+
+
+def test_text_the_person_did_not_type_cannot_switch_the_models_self_commands_off() -> None:
+    store = DictStore()
+    asyncio.run(_typed(session(self_commands=True, store=store), "/slash-chain builtin off", by_person=False))
+    later = session(self_commands=True, store=store)
+    assert answer(asyncio.run(later._run_builtin({"command": "compact"})))[1] is False

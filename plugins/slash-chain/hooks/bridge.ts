@@ -5,7 +5,7 @@
  * below is one literal `$.noun.event(...)`.
  */
 import type { EngineInterface } from 'claude-code'
-import { ask, type Host } from './client.js'
+import { ask, boundedInput, type Host } from './client.js'
 import {
   ANSWER_TIMEOUT_MS,
   BUILTIN_KEY,
@@ -23,7 +23,7 @@ import {
 } from './host.js'
 
 export type { Answer, Effect, Reply, WireReply } from './client.js'
-export { ask, bounded, messageOf, prepare, wanted } from './client.js'
+export { ask, bounded, boundedInput, messageOf, prepare, wanted } from './client.js'
 
 /** The longest wait for the private environment to be made (a venv, and slashkit built into it from its source). */
 const MAKE_TIMEOUT_MS = 10 * 60 * 1000
@@ -145,12 +145,18 @@ export async function enabled($: EngineInterface): Promise<boolean> {
   return (await $.store.get(ENABLED_KEY)) !== false
 }
 
+/** The person's switch of the model's self-commands as this plugin stored it (`/slash-chain builtin off`). */
+export async function switchedOn($: EngineInterface): Promise<boolean> {
+  return (await $.store.get(BUILTIN_KEY)) !== false
+}
+
 /**
  * What a Skill call whose tool refused it (`refusal`) becomes once the core heard the refusal (`SkillAnswered`): a
  * loaded skill named as the core says, with its note as context; the core's denial; or the refusal as it was.
  */
 export async function skillRefused<R>($: EngineInterface, call: { skill?: unknown; args?: unknown }, refusal: R) {
-  const event = { skill: call.skill ?? null, args: call.args ?? null, is_error: true, builtins: await builtinNames($) }
+  const [builtins, switched_on] = await Promise.all([builtinNames($), switchedOn($)])
+  const event = { skill: boundedInput(call.skill ?? null), args: boundedInput(call.args ?? null), is_error: true, builtins, switched_on }
   const reply = (await ask(host($), 'SkillAnswered', event))?.reply
   if (reply?.kind === 'skill') return { result: { success: true as const, commandName: reply.command }, context: [reply.note] }
   if (reply?.kind === 'deny') return { deny: reply.text }

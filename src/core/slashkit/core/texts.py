@@ -14,7 +14,7 @@ from slashkit.core.js_text import JS_WHITESPACE
 #: The command this library adds to the engine, and the plugin that owns the fail tool.
 CHAIN_COMMAND: Final = "slash-chain"
 CHAIN_COMMAND_DESCRIPTION: Final = "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
-CHAIN_COMMAND_HINT: Final = "[stop | on | off]"
+CHAIN_COMMAND_HINT: Final = "[stop | on | off | builtin on | builtin off]"
 USAGE: Final = "expects nothing (the status), stop, on, off, builtin on or builtin off"
 NO_CHAIN_RUNS: Final = "no chain runs"
 ON_TEXT: Final = "on: /a && /b runs /b once /a ended well"

@@ -220,6 +220,11 @@ export function enabled(): boolean {
   return store.get(facts.ENABLED_KEY) !== false
 }
 
+/** The person's switch of the model's self-commands as stored (`/slash-chain builtin off`): on unless `false`. */
+export function switchedOn(): boolean {
+  return store.get(facts.BUILTIN_KEY) !== false
+}
+
 /**
  * The host's settings, in one JSON file every window of it shares (no Node host measured has a store of its own for
  * plugins): `$XDG_STATE_HOME/slashkit/<STORE_FILE>`, read afresh with each event.

@@ -74,6 +74,11 @@ class Agenda:
         return s.enabled(self.store.get(s.ENABLED_KEY))
 
     @property
+    def switched_on(self) -> bool:
+        """The person's switch of the model's self-commands, read with each call, as `enabled` is."""
+        return s.enabled(self.store.get(s.BUILTIN_KEY))
+
+    @property
     def due(self) -> int:
         """Counts the timers that have not fired."""
         return len(self._due)

@@ -193,7 +193,8 @@ class Harness(Generic[M]):
         why = too_long(arguments, "command", "args")
         if why is not None:
             return why, True
-        asked = s.BuiltinAsked(arguments.get("command"), arguments.get("args"), tuple(self._builtins))
+        command, args = arguments.get("command"), arguments.get("args")
+        asked = s.BuiltinAsked(command, args, tuple(self._builtins), self._agenda.switched_on)
         return tool_answer(self._agenda.move(asked).reply)
 
     # What the harness types

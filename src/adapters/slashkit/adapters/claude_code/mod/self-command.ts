@@ -5,7 +5,7 @@
  * slashkit's Python core decides what becomes of the refusal.
  */
 import type { EngineInterface, Register } from 'claude-code'
-import { ask, builtinNames, host, skillRefused, wanted } from './bridge.js'
+import { ask, boundedInput, builtinNames, host, skillRefused, switchedOn, wanted } from './bridge.js'
 
 type Described = { description: string }
 
@@ -38,16 +38,17 @@ export const register: Register = on => {
   on('tool.call', { tool: 'mcp__lich__control_session' }, async ($, e, next) => {
     const result = await next(e)
     if (!wanted('ControlAnswered') || result.isError !== true) return result
-    const builtins = await builtinNames($)
+    const [builtins, switched_on] = await Promise.all([builtinNames($), switchedOn($)])
     const input = e as { session?: unknown; action?: unknown; value?: unknown; args?: unknown }
     const reply = (
       await ask(host($), 'ControlAnswered', {
-        target: input.session ?? null,
-        action: input.action ?? null,
-        value: input.value ?? null,
-        args: input.args ?? null,
+        target: boundedInput(input.session ?? null),
+        action: boundedInput(input.action ?? null),
+        value: boundedInput(input.value ?? null),
+        args: boundedInput(input.args ?? null),
         is_error: true,
         builtins,
+        switched_on,
       })
     )?.reply
     if (reply?.kind === 'control') return { result: reply.text }

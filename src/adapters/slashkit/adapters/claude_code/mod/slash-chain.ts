@@ -5,7 +5,7 @@
  * with what the core says.
  */
 import type { EngineInterface, Register } from 'claude-code'
-import { ask, bounded, builtinNames, enabled, host, messageOf, prepare, skillRefused, wanted } from './bridge.js'
+import { ask, bounded, boundedInput, builtinNames, enabled, host, messageOf, prepare, skillRefused, switchedOn, wanted } from './bridge.js'
 import {
   BUILTIN_DESCRIPTION,
   BUILTIN_SCHEMA,
@@ -39,14 +39,15 @@ export const register: Register = on => {
   on('tool.describe', { tool: 'mcp__slash-chain__builtin' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
 
   on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e) => {
-    const reply = (await ask(host($), 'FailCalled', { reason: e.reason, agent: e.agentId ?? null }))?.reply
+    const reply = (await ask(host($), 'FailCalled', { reason: boundedInput(e.reason ?? null), agent: e.agentId ?? null }))?.reply
     if (reply?.kind === 'tool.answer') return { result: reply.text }
     return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
 
   // The core queues the built-in (it runs from a timer once the turn let it) or refuses it, saying why.
   on('tool.call', { tool: 'mcp__slash-chain__builtin' }, async ($, e) => {
-    const event = { command: e.command ?? null, args: e.args ?? null, builtins: await builtinNames($) }
+    const [builtins, switched_on] = await Promise.all([builtinNames($), switchedOn($)])
+    const event = { command: boundedInput(e.command ?? null), args: boundedInput(e.args ?? null), builtins, switched_on }
     const reply = (await ask(host($), 'BuiltinAsked', event))?.reply
     if (reply?.kind === 'tool.answer') return { result: reply.text }
     return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }

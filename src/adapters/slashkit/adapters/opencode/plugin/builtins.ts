@@ -6,7 +6,7 @@
 import type { Config, ToolDefinition } from '@opencode-ai/plugin'
 import { ask, bounded, type Answer } from './client.js'
 import * as facts from './host.js'
-import { enabled } from './node-host.js'
+import { enabled, switchedOn } from './node-host.js'
 import { newId, type Client, type Model, type Natives, type Part, type Session, type Sessions } from './sessions.js'
 
 /** Registers `/slash-chain`: its text reaches the plugin's `command.execute.before` as the command's arguments. */
@@ -58,7 +58,7 @@ export function builtinTool(sessions: Sessions): ToolDefinition {
       // for, as one the session does not have.
       const builtins = (await sessions.isChild(ctx.sessionID)) ? [] : Object.keys(NATIVE)
       const s = sessions.open(ctx.sessionID)
-      return toolAnswer(await ask(s.host, 'BuiltinAsked', { command: text(args['command']), args: text(args['args']), builtins }))
+      return toolAnswer(await ask(s.host, 'BuiltinAsked', { command: text(args['command']), args: text(args['args']), builtins, switched_on: switchedOn() }))
     },
   }
 }

@@ -4,8 +4,8 @@
  * a session here by id; which sessions are children (a subagent's) is kept here too.
  */
 import type { Plugin } from '@opencode-ai/plugin'
-import { ask, close, link, wanted, type Answer, type EventName, type Host, type Link, type Ticket } from './client.js'
-import { nodeHost } from './node-host.js'
+import { ask, boundedInput, close, link, wanted, type Answer, type EventName, type Host, type Link, type Ticket } from './client.js'
+import { nodeHost, switchedOn } from './node-host.js'
 
 export type Client = Parameters<Plugin>[0]['client']
 export type Part = { type: string; text?: string; ignored?: boolean; id?: string; messageID?: string; sessionID?: string; auto?: boolean }
@@ -155,12 +155,13 @@ export class Session {
     if (asked !== undefined || !wanted('ControlAnswered', this.link)) return asked
     const call = part.state?.input ?? {}
     const answer = ask(this.host, 'ControlAnswered', {
-      target: call.session ?? null,
-      action: call.action ?? null,
-      value: call.value ?? null,
-      args: call.args ?? null,
+      target: boundedInput(call.session ?? null),
+      action: boundedInput(call.action ?? null),
+      value: boundedInput(call.value ?? null),
+      args: boundedInput(call.args ?? null),
       is_error: true,
       builtins: Object.keys(this.natives),
+      switched_on: switchedOn(),
     })
     this.answered.set(key, answer)
     return answer

@@ -8,7 +8,7 @@
 import { CustomEditor, type ExtensionAPI, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
 import { ask, bounded, boundedInput, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
 import * as facts from './host.js'
-import { enabled, nodeHost } from './node-host.js'
+import { enabled, nodeHost, switchedOn } from './node-host.js'
 import { STEP_OUTPUT } from './wire.js'
 
 /** The built-ins the extension API runs (`ctx.compact()`); the core hears them as `builtins`. */
@@ -192,7 +192,7 @@ export default function slashkit(pi: ExtensionAPI): void {
     execute: async (_id, params: { command?: unknown; args?: unknown }, _signal, _update, c) => {
       ctx = c
       const [command, args] = [boundedInput(params.command ?? null), boundedInput(params.args ?? null)]
-      return toolAnswer(await ask(host, 'BuiltinAsked', { command, args, builtins: BUILTINS }))
+      return toolAnswer(await ask(host, 'BuiltinAsked', { command, args, builtins: BUILTINS, switched_on: switchedOn() }))
     },
   })
 }
