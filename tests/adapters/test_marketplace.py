@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from slashkit.adapters.bridge.bridge import HARNESS_VARIABLE
 from slashkit.adapters.claude_code import plugins
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,3 +52,10 @@ def test_no_committed_file_holds_a_path_of_the_machine_that_wrote_it() -> None:
         if mark in text
     ]
     assert found == []
+
+
+def test_the_slash_chain_plugin_reads_the_harness_mark_the_sdk_host_sets() -> None:
+    # The engine takes only a literal name in `$.env.get`, so the plugin writes the variable out: it must be the one
+    # the SDK host sets, or the plugin would take the host's tool calls (tests/kit: the harness test).
+    source = (ROOT / "plugins" / "slash-chain" / "hooks" / "register.ts").read_text()
+    assert f"$.env.get('{HARNESS_VARIABLE}')" in source

@@ -148,6 +148,18 @@ def test_the_model_queues_compact_with_its_tool(tmp_path: Path) -> None:
     assert "[Tool result]: /compact is queued" in ran.model.requests[2].last_user_text()
 
 
+def test_two_calls_in_one_turn_queue_one_compact(tmp_path: Path) -> None:
+    # Attack (issue 27): pi queued one /compact per allowed call, two in one turn.
+    compact = tool_call(BUILTIN_TOOL, {"command": "compact"})
+    ran = _print(tmp_path, "please compact the session", [compact, compact, text("queued"), text("THE SUMMARY")])
+    assert ran.status == 0
+    one_queued = texts.text("en", texts.Key.DENY_ONE_QUEUED, name="compact", queued="/compact")
+    assert ran.model.requests[2].tool_results()[-1] == one_queued
+    # One compaction once the turn ended, and no second.
+    assert len(ran.model.requests) == 4
+    assert SUMMARIZING in ran.model.requests[3].all_text()
+
+
 def test_the_model_may_not_run_model(tmp_path: Path) -> None:
     ran = _print(tmp_path, "switch the model", [tool_call(BUILTIN_TOOL, {"command": "model", "args": "x"}), text("no")])
     assert ran.model.requests[1].tool_results() == [

@@ -275,6 +275,8 @@ def test_a_self_command_queues_compact_and_runs_it_once_the_turn_ended(tmp_path:
     (events,), model = play(tmp_path, script, ["please compact the conversation"], self_commands=True)
     assert [e for e in events if not isinstance(e, Output)] == [
         StepEnded(0, Step("", "please compact the conversation"), "answer", "It is queued."),
+        Line(texts.text("en", Key.LOG_QUEUED, queued="/compact")),
+        Line(texts.text("en", Key.LOG_RUNS, queued="/compact")),
         CommandStarted(Step("compact", ""), queued=True),
         StepEnded(0, Step("compact", ""), "ran", ""),
     ]

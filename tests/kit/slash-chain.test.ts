@@ -69,6 +69,17 @@ describe('session start', () => {
     expect(fake.sent).toEqual([])
   })
 
+  test("in a session slashkit's SDK host drives, its tools are the host's: none registered, each call handed on", async ($, on) => {
+    const fake = fakeHelper(on, { env: { SLASHKIT_HARNESS: 'sdk' } })
+    on('tool.call', { tool: FAIL_TOOL }, () => ({ result: "the host's fail" }))
+    on('tool.call', { tool: BUILTIN_TOOL }, () => ({ result: "the host's builtin" }))
+    await $.session.start(START)
+    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain'])
+    expect(await $.tool.call({ tool: FAIL_TOOL, reason: 'no Bob' })).toEqual({ result: "the host's fail" })
+    expect(await $.tool.call({ tool: BUILTIN_TOOL, command: 'compact' })).toEqual({ result: "the host's builtin" })
+    expect(fake.sent).toEqual([])
+  })
+
   for (const tool of [FAIL_TOOL, BUILTIN_TOOL]) {
     test(`${tool} is described as not deferred, its description kept`, async ($, on) => {
       fakeHelper(on)

@@ -271,13 +271,13 @@ class Harness(Generic[M]):
     async def _queries(self, chain: int | None, query: Query | None = None) -> AsyncIterator[Event | M]:
         """Sends the runs the core asks for, one query each, until none is left: this chain's steps, and the
         built-ins the model queued during a turn, each once that turn ended. A step's line and report come just
-        before its query, and what is left once nothing more runs."""
+        before its query, the lines of a queued built-in (queued, runs now) before its query, and what is left once
+        nothing more runs."""
         while True:
             if query is None:
                 query = self._agenda.next_run()
-            if query is None or query.started is not None:
-                for flushed in self._agenda.flush(chain):
-                    yield flushed
+            for flushed in self._agenda.flush(chain if query is None or query.started is not None else None):
+                yield flushed
             if query is None:
                 return
             async for event in self._step(query) if query.started is not None else self._builtin(query):

@@ -24,13 +24,25 @@ async function listed($: EngineInterface): Promise<{ commands: string[]; builtin
   return { commands: all.map(c => c.name), builtins: all.filter(c => c.source === 'builtin').map(c => c.name) }
 }
 
+/**
+ * Whether slashkit's Agent SDK host drives this session (it marks its Claude Code with SLASHKIT_HARNESS,
+ * slashkit.adapters.bridge.bridge.HARNESS_VARIABLE; the engine reads only a literal name here): the host's own
+ * in-process `slash-chain` server serves `fail` and `builtin` then, so the plugin registers neither and hands their
+ * calls on, and each call reaches the chain and the queue it belongs to.
+ */
+async function harnessed($: EngineInterface): Promise<boolean> {
+  return ((await $.env.get('SLASHKIT_HARNESS')) ?? '') !== ''
+}
+
 export const register: Register = on => {
   on('session.start', async ($, e, next) => {
     const started = await next(e)
     await $.command.register({ name: 'slash-chain', description: COMMAND_DESCRIPTION, argumentHint: COMMAND_HINT, immediate: true })
     // Declared once at the start, so the tool list the prompt cache holds does not change mid-session.
-    await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
-    await $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA })
+    if (!(await harnessed($))) {
+      await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
+      await $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA })
+    }
     return started
   })
 
@@ -38,14 +50,16 @@ export const register: Register = on => {
   on('tool.describe', { tool: 'mcp__slash-chain__fail' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
   on('tool.describe', { tool: 'mcp__slash-chain__builtin' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
 
-  on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e) => {
+  on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e, next) => {
+    if (await harnessed($)) return next(e)
     const reply = (await ask(host($), 'FailCalled', { reason: boundedInput(e.reason ?? null), agent: e.agentId ?? null }))?.reply
     if (reply?.kind === 'tool.answer') return { result: reply.text }
     return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
 
   // The core queues the built-in (it runs from a timer once the turn let it) or refuses it, saying why.
-  on('tool.call', { tool: 'mcp__slash-chain__builtin' }, async ($, e) => {
+  on('tool.call', { tool: 'mcp__slash-chain__builtin' }, async ($, e, next) => {
+    if (await harnessed($)) return next(e)
     const [builtins, switched_on] = await Promise.all([builtinNames($), switchedOn($)])
     const event = { command: boundedInput(e.command ?? null), args: boundedInput(e.args ?? null), builtins, switched_on }
     const reply = (await ask(host($), 'BuiltinAsked', event))?.reply
