@@ -172,6 +172,33 @@ test('the self-command tool, outside lich: the core queues /compact, which then 
   ])
 })
 
+test('a self-command queued while its turn runs compacts once the turn ended, after the lines the turn held', async () => {
+  // A line stored while a turn runs, a summary's too, makes opencode run one more turn after it: a model request the
+  // person never asked for.
+  helper.answer = sent => {
+    if (sent.event === 'BuiltinAsked') return { reply: { kind: 'tool.answer', text: 'queued' }, effects: [{ kind: 'log', text: 'the model queued /compact' }, { kind: 'after', ms: 0, token: 1 }] }
+    if (sent.event === 'TimerFired') return { effects: [{ kind: 'log', text: '/compact runs now' }, { kind: 'run', command: 'compact', args: '', token: 2 }] }
+    return {}
+  }
+  await opencode.prompt(S, 'please compact')
+  const summarize = opencode.client.session.summarize
+  let linesBefore = -1
+  opencode.client.session.summarize = async args => {
+    linesBefore = opencode.lines.length
+    return summarize(args)
+  }
+  await opencode.event('session.status', { sessionID: S, status: { type: 'busy' } })
+  assert.deepEqual(await opencode.builtin(S, { command: 'compact' }), { result: 'queued' })
+  await helper.received('TimerFired')
+  await new Promise(resolve => setTimeout(resolve, 100))
+  assert.deepEqual(opencode.compacted, [])
+  await opencode.event('session.status', { sessionID: S, status: { type: 'idle' } })
+  await helper.received('RunEnded')
+  assert.deepEqual(opencode.compacted, [S])
+  assert.deepEqual(opencode.lines.slice(-2), ['the model queued /compact', '/compact runs now'])
+  assert.equal(linesBefore, opencode.lines.length)
+})
+
 test('the self-command tool: a command the core refuses is the call error, and nothing runs', async () => {
   helper.answer = selfCommands
   assert.deepEqual(await opencode.builtin(S, { command: 'config' }), { error: '/config was not run.' })

@@ -5,11 +5,12 @@ to see it, cancel it, and switch them off for every session."""
 import pytest
 
 from slashkit.adapters.memory import Command, DictEnvironment, Local, MemoryHost, Prompt
+from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain import Step
 from slashkit.core.chain_machine import ToolAnswered
-from slashkit.core.policy import DEFAULT_RULE, Denied, rule_for
+from slashkit.core.policy import DEFAULT_RULE, Denied, Rule, rule_for
 from slashkit.core.self_command import ControlQueued, SkillQueued
 from slashkit.core.texts import Key
 
@@ -316,3 +317,35 @@ class TestOnlyThePersonSwitches:
         h.type("/note && /slash-chain builtin off")
 
         assert h.store.data == {"builtin": False}
+
+
+class TestOutsideLichInTheSessionsLanguage:
+    """The session service as a host outside lich drives it (Claude Code's slash-chain plugin, a harness): the
+    Skill tool's refusals and the tool's calls are answered in the session's language, under the session's rule."""
+
+    BUILTINS = ("compact", "config", "model", "clear")
+
+    def reply(self, event: s.Event, rule: Rule = DEFAULT_RULE, lang: str = "pt-BR") -> object:
+        return s.on_event(s.opened(rule, language=lang), event).reply
+
+    def test_skill_model_is_the_persons_alone_in_portuguese(self) -> None:
+        refused = self.reply(s.SkillAnswered("model", True, self.BUILTINS, "opus"))
+        assert refused == Denied(texts.text("pt-BR", Key.DENY_PERSON_ONLY, name="model"))
+
+    def test_skill_config_is_not_allowed_in_portuguese(self) -> None:
+        refused = self.reply(s.SkillAnswered("config", True, self.BUILTINS, None))
+        assert refused == Denied(texts.text("pt-BR", Key.DENY_NOT_ALLOWED, name="config"))
+
+    def test_the_persons_widened_rule_lets_the_skill_tool_queue_what_it_names(self) -> None:
+        widened = rule_for(CLAUDE_CODE, "clear")
+        assert isinstance(self.reply(s.SkillAnswered("clear", True, self.BUILTINS, None), widened), SkillQueued)
+        assert isinstance(self.reply(s.SkillAnswered("clear", True, self.BUILTINS, None)), Denied)
+
+    def test_a_line_break_switched_off_and_one_already_queued_are_refused_in_portuguese(self) -> None:
+        broken = self.reply(s.BuiltinAsked("compact", "keep\n/model x", self.BUILTINS))
+        assert broken == Denied(texts.text("pt-BR", Key.DENY_LINE_BREAK, name="compact"))
+        off = self.reply(s.BuiltinAsked("compact", None, self.BUILTINS, switched_on=False))
+        assert off == Denied(texts.text("pt-BR", Key.DENY_SWITCHED_OFF, name="compact"))
+        session = s.on_event(s.opened(language="pt-BR"), s.BuiltinAsked("compact", None, self.BUILTINS)).session
+        second = s.on_event(session, s.BuiltinAsked("compact", None, self.BUILTINS)).reply
+        assert second == Denied(texts.text("pt-BR", Key.DENY_ONE_QUEUED, name="compact", queued="/compact"))

@@ -182,7 +182,7 @@ def skill_answered(
     if lich is None or not is_error or not isinstance(skill, str):
         return Taken()
     asked = request(skill, args)
-    return _taken(decide(lich.lang, asked, builtins, rule), asked, SkillQueued(asked.name, skill_queued(lich, asked)))
+    return _taken(decide(lich.lang, asked, builtins, rule), SkillQueued(asked.name, skill_queued(lich, asked)))
 
 
 def skill_refused(
@@ -197,7 +197,7 @@ def skill_refused(
     if is_refused(asked.name):
         return Taken(Denied(texts.text(lang, Key.DENY_PERSON_ONLY, name=asked.shown_name)))
     note = texts.text(lang, Key.SKILL_QUEUED, queued=asked.label)
-    return _taken(decide(lang, asked, builtins, rule), asked, SkillQueued(asked.name, note))
+    return _taken(decide(lang, asked, builtins, rule), SkillQueued(asked.name, note))
 
 
 def control_answered(
@@ -215,10 +215,10 @@ def control_answered(
     if not isinstance(value, str) or not is_this_session(lich, target, known):
         return Taken()
     asked = request(value, args)
-    return _taken(decide(lich.lang, asked, builtins, rule), asked, ControlQueued(control_queued(lich, asked)))
+    return _taken(decide(lich.lang, asked, builtins, rule), ControlQueued(control_queued(lich, asked)))
 
 
-def _taken(decision: Decision, asked: Request, queued: SkillQueued | ControlQueued) -> Taken:
+def _taken(decision: Decision, queued: SkillQueued | ControlQueued) -> Taken:
     match decision:
         case Denied():
             return Taken(decision)

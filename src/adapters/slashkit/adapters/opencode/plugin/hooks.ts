@@ -120,7 +120,7 @@ export function hooks(sessions: Sessions): Handled {
         return
       }
       if (event.type === 'session.status') {
-        sessions.get(event.properties.sessionID)?.turn(event.properties.status.type !== 'idle')
+        sessions.status(event.properties.sessionID, event.properties.status.type !== 'idle')
         return
       }
       if (event.type === 'message.part.updated') {

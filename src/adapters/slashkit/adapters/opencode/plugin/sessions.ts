@@ -47,6 +47,8 @@ export class Session {
    * runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
   private busy = false
   private held: string[] = []
+  /** Runs asked for while a turn runs, each waiting for that turn to end (`run`). */
+  private waiting: (() => void)[] = []
   /** The lines the answer being asked for wrote, while a command's hook asks: its own answer is one more line. */
   private logged: string[] | undefined
   /** The core's reply to each refused control tool call, by its call id: asked once (a part is updated more than
@@ -94,7 +96,9 @@ export class Session {
   /** A turn started (lines are held from now) or the session went idle (the held lines go out). */
   turn(running: boolean): void {
     this.busy = running
-    if (!running) for (const text of this.held.splice(0)) void this.line(text)
+    if (running) return
+    for (const text of this.held.splice(0)) void this.line(text)
+    for (const resume of this.waiting.splice(0)) resume()
   }
 
   /** An id of the form opencode gives messages (`msg_` + 12 hex of time + 14 characters), ascending; the plugin's own. */
@@ -112,9 +116,12 @@ export class Session {
   /** Runs a step as the person's typed command would run; resolves with its text, rejects with its error. */
   async run(command: string, args: string): Promise<string> {
     if (this.gone) throw new Error('its session was deleted')
-    // A queued self-command is asked for while its turn runs: opencode holds a summarize called then until that
-    // turn ended (measured on 1.18.33, tests/engine/test_opencode_self_command.py).
+    // A queued self-command is asked for while its turn runs: it runs once that turn ended and the lines the turn
+    // held (the model queued it, it runs now) are stored, for a line stored while a turn runs, a summary's too,
+    // makes opencode run one more turn after it (seen on 1.18.33 on a loaded machine: a model request after the summary).
+    if (this.busy) await new Promise<void>(resume => this.waiting.push(resume))
     await this.lines
+    if (this.gone) throw new Error('its session was deleted')
     this.running = { command, args }
     try {
       const native = this.natives[command]
@@ -171,6 +178,7 @@ export class Session {
   end(): void {
     this.gone = true
     this.held = []
+    for (const resume of this.waiting.splice(0)) resume()
     close(this.host)
   }
 }
@@ -184,6 +192,9 @@ export class Session {
 export class Sessions {
   private readonly all = new Map<string, Session>()
   private readonly parents = new Map<string, boolean>()
+  /** The sessions whose turn runs now (`session.status`), those the plugin has no Session for yet included: the
+   * model's self-command tool may open one mid-turn. */
+  private readonly busy = new Set<string>()
 
   constructor(
     readonly client: Client,
@@ -197,12 +208,20 @@ export class Sessions {
     return this.all.get(id)
   }
 
+  /** A session's turn started (`running`) or it went idle, as `session.status` says. */
+  status(id: string, running: boolean): void {
+    if (running) this.busy.add(id)
+    else this.busy.delete(id)
+    this.all.get(id)?.turn(running)
+  }
+
   /** The session, made when it is new (its helper starts with its first event). */
   open(id: string): Session {
     let found = this.all.get(id)
     if (found === undefined) {
       found = new Session(id, this.client, this.natives)
       this.all.set(id, found)
+      if (this.busy.has(id)) found.turn(true)
       // opencode runs no session headless that a queued command could follow (`opencode run` exits at its first
       // idle, measured on 1.18.33): every session is interactive to the core. A child session (a subagent's, made
       // here only when its model calls the self-command tool) says nothing to lich.
@@ -247,6 +266,7 @@ export class Sessions {
    */
   end(id: string): void {
     this.parents.delete(id)
+    this.busy.delete(id)
     this.all.get(id)?.end()
     this.all.delete(id)
   }
