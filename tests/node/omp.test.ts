@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
 import { chainOfTwo, FakeHelper } from './opencode.js'
 import { FakeOmp } from './omp.js'
+import { PI_BUILTINS } from './omp/extensions/slashkit/host.js'
 
 let helper: FakeHelper
 let omp: FakeOmp
@@ -50,10 +51,18 @@ test("a chain line the core answers with a line is handled in omp's words, and r
   assert.deepEqual(omp.asked, [])
 })
 
-test('a line with no chain goes on untouched, and no editor is asked for', async () => {
+test('a line with no chain goes on untouched', async () => {
   await omp.type('hello')
   assert.deepEqual(omp.results, [undefined])
   assert.deepEqual(omp.asked, ['hello'])
-  assert.ok(!omp.events().includes('session_start'))
   assert.ok(!omp.events().includes('agent_settled'))
+})
+
+test("omp's session start asks for the saved chains with its templates' names too, and no editor is asked for", async () => {
+  helper.answer = sent =>
+    sent.event === 'SavedAsked' ? { reply: { kind: 'saved', chains: [{ name: 'ship', description: 'Ship it', argument_hint: '' }], shadowed: [] } } : {}
+  // omp's UI has no `getEditorComponent`: a handler that called it would throw here.
+  await omp.start()
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['SavedAsked', { commands: ['review', 'greet', 'bye', ...PI_BUILTINS, 'slash-chain'] }]])
+  assert.deepEqual([...omp.menu], [['ship', 'Ship it']])
 })
