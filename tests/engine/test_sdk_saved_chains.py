@@ -45,11 +45,18 @@ def lines(events: Sequence[Event]) -> list[str]:
     return [e.text for e in events if isinstance(e, Line)]
 
 
-def test_a_saved_chain_typed_by_name_runs_its_steps(tmp_path: Path) -> None:
+def test_a_saved_chain_typed_by_name_runs_its_steps_and_a_bad_file_beside_it_is_one_line(tmp_path: Path) -> None:
     ship = "---\ndescription: Greets two\n---\n/greet $1 && /greet $2\n"
-    events, model, _ = play(tmp_path, {"ship": ship}, [text("Hi Bob!"), text("Hi Carol!")], "/ship Bob Carol")
+    chains = {"ship": ship, "broken": "greet Bob"}
+    events, model, project = play(tmp_path, chains, [text("Hi Bob!"), text("Hi Carol!")], "/ship Bob Carol")
 
-    assert lines(events) == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
+    broken = project / ".slashkit" / "chains" / "broken.md"
+    assert lines(events) == [
+        f"saved chain {broken}:1: 'greet Bob' is no chain line: it starts with /name",
+        "1/2: /greet Bob",
+        "2/2: /greet Carol",
+        "all 2 command(s) ran",
+    ]
     assert Output(0, "/ship Bob Carol runs 2 command(s)") in events
     first, second = model.main_requests
     assert "Greet Bob warmly." in first.last_user_text()
