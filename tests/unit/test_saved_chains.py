@@ -5,6 +5,7 @@ import pytest
 
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, host
 from slashkit.core.chain_machine import Outcome, Tally
+from slashkit.core.policy import DEFAULT_RULE
 from slashkit.core.saved_chain import MAX_DEPTH, MAX_STEPS, Library, SavedFile, library
 
 
@@ -73,12 +74,12 @@ def test_a_call_its_operator_passes_over_is_passed_over_whole() -> None:
 
 
 def test_a_cycle_runs_nothing_and_one_answer_names_it() -> None:
-    h = tiny_host(loop="/tiny && /loop2", loop2="/loop")
+    h = tiny_host(spin="/tiny && /spin2", spin2="/spin")
 
-    h.type("/loop")
+    h.type("/spin")
 
     assert h.runs == []
-    assert h.answers == ["saved chains call each other in a cycle (loop -> loop2 -> loop); nothing ran"]
+    assert h.answers == ["saved chains call each other in a cycle (spin -> spin2 -> spin); nothing ran"]
     assert h.ui.lines == []
 
 
@@ -212,3 +213,27 @@ def test_a_saved_chain_started_by_someone_else_runs_under_the_same_rule(origin: 
     h.type("/ship", origin=origin)
 
     assert h.runs == [("tiny", "")]
+
+
+@pytest.mark.parametrize("name", ["slash-chain", "model", "Effort", "config", "compact"])
+def test_no_file_stands_in_for_slashkits_own_command_or_a_built_in_even_when_the_host_lists_nothing(
+    name: str,
+) -> None:
+    # An attack: a project file named like /slash-chain would take the person's `/slash-chain off` (or stop), and
+    # one named like a built-in the person's own /model or /config; the built-ins are known as measured.
+    h = MemoryHost(rule=DEFAULT_RULE)
+    h.saved = saved(**{name: "/tiny from the file"})
+
+    h.type(f"/{name} off")
+
+    assert ("tiny", "from the file") not in h.runs
+    assert h.runs == [(name, "off")]
+
+
+def test_list_marks_a_file_named_like_a_built_in_as_the_hosts() -> None:
+    h = host()
+    h.saved = saved(compact="/tiny")
+
+    h.type("/slash-chain list")
+
+    assert h.answers == ["/compact [.slashkit/chains/compact.md] (shadowed: the host has its own /compact)"]
