@@ -18,7 +18,8 @@ from attrs import frozen
 
 from slashkit.core.chain import Step, parse_chain
 from slashkit.core.js_text import JS_SPACE_CLASS, js_trim
-from slashkit.core.texts import NO_SAVED_CHAINS, one_line, shown
+from slashkit.core.policy import REFUSED, command_name
+from slashkit.core.texts import CHAIN_COMMAND, NO_SAVED_CHAINS, one_line, shown
 
 #: A saved chain's name: what its file is called, less `.md`, and what the person types after the slash.
 NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -86,22 +87,29 @@ class Library:
         """The saved chain of this name, if there is one."""
         return next((c for c in self.chains if c.name == name), None)
 
-    def listing(self, commands: Iterable[str]) -> str:
+    def listing(self, commands: Iterable[str], builtins: Iterable[str] = ()) -> str:
         """The answer to `/slash-chain list`: each saved chain, what it says it does and where it comes from, a name
-        the host has (`commands`) marked as the host's, and a line for each file that is no saved chain."""
-        taken = frozenset(commands)
+        the host has (`host_has`) marked as the host's, and a line for each file that is no saved chain."""
+        taken = host_has(commands, builtins)
         lines = []
         for chain in self.chains:
             about = f" - {one_line(chain.description)}" if chain.description else ""
-            shadowed = f" (shadowed: the host has its own /{chain.name})" if chain.name in taken else ""
+            shadowed = f" (shadowed: the host has its own /{chain.name})" if command_name(chain.name) in taken else ""
             lines.append(f"/{chain.name}{about} [{one_line(chain.source)}]{shadowed}")
         lines += [problem.text for problem in self.problems]
         return "\n".join(lines) if lines else NO_SAVED_CHAINS
 
-    def leaving(self, commands: Iterable[str]) -> "Library":
-        """The saved chains whose names the host has none of: a name it has is the host's (shadowed)."""
-        taken = frozenset(commands)
-        return attrs.evolve(self, chains=tuple(c for c in self.chains if c.name not in taken))
+    def leaving(self, commands: Iterable[str], builtins: Iterable[str] = ()) -> "Library":
+        """The saved chains whose names the host has none of (`host_has`): a name it has is the host's (shadowed)."""
+        taken = host_has(commands, builtins)
+        return attrs.evolve(self, chains=tuple(c for c in self.chains if command_name(c.name) not in taken))
+
+
+def host_has(commands: Iterable[str], builtins: Iterable[str]) -> frozenset[str]:
+    """The names a saved chain never takes from the host, as the refusal rule compares names: the commands it listed,
+    its built-ins (as measured, even when it listed none), /model, /effort and slashkit's own /slash-chain, so no
+    file stands in for what the person types to change a setting or to stop a chain."""
+    return frozenset(map(command_name, (*commands, *builtins))) | REFUSED | {CHAIN_COMMAND}
 
 
 #: A session's saved chains before the host has read any.
