@@ -32,12 +32,7 @@ CHAINS = {
 
 
 def _project(tmp_path: Path, url: str) -> Pi:
-    pi = Pi(tmp_path).setup(url, TEMPLATES)
-    chains = pi.project / ".slashkit" / "chains"
-    chains.mkdir(parents=True)
-    for name, body in CHAINS.items():
-        (chains / f"{name}.md").write_text(body)
-    return pi
+    return Pi(tmp_path).setup(url, TEMPLATES, CHAINS)
 
 
 def _print(tmp_path: Path, line: str, script: list[Turn]) -> Ran:

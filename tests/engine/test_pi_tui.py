@@ -4,6 +4,7 @@ runs the next step (docs/pi.md, "A typed line led by a built-in")."""
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,25 @@ def test_slash_chain_off_typed_in_the_tui_is_the_persons(tmp_path: Path) -> None
         tui.wait(lambda s: OFF_TEXT[:40] in s)
     assert json.loads((tmp_path / "state" / "slashkit" / STORE_FILE).read_text()) == {"enabled": False}
     assert model.requests == []
+
+
+def test_a_saved_chain_shows_its_step_on_the_status_line_until_it_ended(tmp_path: Path) -> None:
+    # The model holds its first answer, so the screen is taken while step 1 surely runs; both screens are kept in
+    # the test's folder.
+    hold = threading.Event()
+    turns = [text("ANSWER ONE", hold=hold), text("ANSWER TWO")]
+    templates = {"greet": "Say hello to $1", "bye": "Say bye to $1"}
+    chains = {"ship": "---\ndescription: Ships it\n---\n/greet $1 && /bye $1\n"}
+    with tui_on(Pi(tmp_path), turns, templates, chains) as (tui, model, _):
+        tui.wait(lambda s: "slashkit" in s)
+        tui.type("/ship Bob")
+        mid = tui.wait(lambda s: "Say hello to Bob" in s and len(model.requests) == 1)
+        hold.set()
+        end = tui.wait(lambda s: "all 2 command(s) ran" in s and "chain 2/2" not in s)
+    (tmp_path / "screen-mid-chain.txt").write_text(mid)
+    (tmp_path / "screen-after-chain.txt").write_text(end)
+    # pi shows an extension's status on a line of its own under the footer (measured on 1.6.0).
+    assert "chain 1/2: /greet Bob · next /bye" in [line.strip() for line in mid.splitlines()]
+    assert "ANSWER ONE" not in mid
+    assert "ANSWER TWO" in end
+    assert not any(line.strip().startswith("chain ") for line in end.splitlines())

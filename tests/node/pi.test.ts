@@ -7,15 +7,15 @@ import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
 import { chainOfTwo, FakeHelper, until, type Response, type Sent } from './opencode.js'
 import { FakePi } from './pi.js'
-import { BUILTIN_TOOL, FAIL_NOTHING_WAITS, FAIL_TOOL, PI_BUILTINS, UNAVAILABLE } from './pi/extensions/slashkit/host.js'
+import { BUILTIN_TOOL, FAIL_NOTHING_WAITS, FAIL_TOOL, UNAVAILABLE } from './pi/extensions/slashkit/host.js'
 import { MAX_TEXT } from './pi/extensions/slashkit/wire.js'
 
 let helper: FakeHelper
 let pi: FakePi
 /** What the session start sent, which the tests do not look at (the helper that got it is ended with the others). */
 let starting: Sent[]
-/** The names the extension hands the core as pi's commands: the fake's templates, pi's built-ins, its own. */
-const COMMANDS = ['greet', 'bye', ...PI_BUILTINS, 'slash-chain']
+/** The names the extension hands the core as pi's commands: the fake's templates and its own. */
+const COMMANDS = ['greet', 'bye', 'slash-chain']
 
 beforeEach(async () => {
   helper = new FakeHelper()

@@ -7,7 +7,7 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -58,11 +58,13 @@ class Tui:
 
 
 @contextmanager
-def tui_on(agent: A, turns: Sequence[Turn], templates: dict[str, str]) -> Iterator[tuple[Tui, OpenAIServer, A]]:
-    """The scripted model answering `turns`, `agent` laid out on it with these prompt templates, and its TUI
-    started in `agent.root`; the TUI and the model are stopped when the block ends."""
+def tui_on(
+    agent: A, turns: Sequence[Turn], templates: dict[str, str], chains: Mapping[str, str] | None = None
+) -> Iterator[tuple[Tui, OpenAIServer, A]]:
+    """The scripted model answering `turns`, `agent` laid out on it with these prompt templates and saved chains,
+    and its TUI started in `agent.root`; the TUI and the model are stopped when the block ends."""
     with OpenAIServer(list(turns)) as model:
-        agent.setup(model.url, templates)
+        agent.setup(model.url, templates, chains)
         tui = Tui(agent.tui_argv(), agent.env(), agent.project, agent.root / "tmux.sock")
         try:
             yield tui, model, agent

@@ -17,7 +17,6 @@ from slashkit.adapters.bridge.shim import (
     write_file,
 )
 from slashkit.core import texts
-from slashkit.core.allowlist import PI
 
 #: pi loads `extensions/*.ts` and `extensions/*/index.ts` (measured on pi 1.6.0), so the extension is one folder
 #: whose `index.ts` imports the bridge's modules beside it.
@@ -91,9 +90,7 @@ def host_module(python: str | None) -> str:
         "pi",
         FAIL_TOOL,
         STORE_FILE,
-        # pi's TUI built-ins, which `pi.getCommands()` leaves out (measured on 1.6.0): the extension names them with
-        # its commands, so that a saved chain of a built-in's name is left to pi.
-        {"FAIL_SCHEMA": texts.FAIL_SCHEMA, "BUILTIN_SCHEMA": texts.BUILTIN_SCHEMA, "PI_BUILTINS": sorted(PI.builtins)},
+        {"FAIL_SCHEMA": texts.FAIL_SCHEMA, "BUILTIN_SCHEMA": texts.BUILTIN_SCHEMA},
     )
 
 

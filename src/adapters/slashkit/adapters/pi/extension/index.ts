@@ -143,13 +143,12 @@ export default function slashkit(pi: ExtensionAPI): void {
   }
 
   /**
-   * pi's command names as the core hears them: what `pi.getCommands()` lists (templates, skills, extensions') but the
-   * saved chains this extension registered, pi's built-ins, which it leaves out, and `/slash-chain`, which `input`
+   * pi's command names as the core hears them: what `pi.getCommands()` lists (templates, skills, extensions'; not the
+   * built-ins, which the core knows) but the saved chains this extension registered, and `/slash-chain`, which `input`
    * reads.
    */
   const names = (): string[] => [
     ...pi.getCommands().flatMap(c => (c.source === 'extension' && saved.has(c.name) ? [] : [bounded(c.name)])),
-    ...facts.PI_BUILTINS,
     facts.CHAIN_COMMAND,
   ]
 
