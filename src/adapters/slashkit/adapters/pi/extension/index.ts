@@ -24,6 +24,11 @@ export default function slashkit(pi: ExtensionAPI): void {
   let sending: Promise<string> | undefined
   /** The saved chains this extension registered as pi commands: no names of pi's own (`SavedAsked`). */
   const saved = new Set<string>()
+  /**
+   * The saved chains' exchange at session start. A line typed meanwhile (omp does not await the start, omp.ts) waits
+   * for it: the client keeps the wanted events of whichever answer came last, and the start's would undo the chain's.
+   */
+  let offered: Promise<void> = Promise.resolve()
   /** How the last low-level run ended (`agent_end`), for the `agent_settled` that follows. */
   let last: { reason: string; answer: string } = { reason: 'answer', answer: '' }
   /** What `agent_settled` waits for before it returns: fired timers and built-ins running (see `settled`). */
@@ -181,6 +186,7 @@ export default function slashkit(pi: ExtensionAPI): void {
   // names its `source`: the person's (`interactive`, `rpc`) or an extension's.
   pi.on('input', async (e, c) => {
     ctx = c
+    await offered
     const own = new RegExp(`^/${facts.CHAIN_COMMAND}(?:\\s+([\\s\\S]*))?$`).exec(e.text)
     if (own !== null) {
       await slashChain(own[1] ?? '', originOf(e.source))
@@ -212,7 +218,8 @@ export default function slashkit(pi: ExtensionAPI): void {
     })
     // pi awaits this handler before it takes the first prompt (`pi -p`, RPC), and lists what it registered in the
     // TUI's menu (measured on 1.6.0).
-    await offerSaved()
+    offered = offerSaved()
+    await offered
   })
 
   // The prompt a step hands the model, template expanded: the core may add its fail note (PromptHanded).

@@ -17,12 +17,12 @@ export default function omp(api: OmpAPI): void {
   const on = (event: string, handler: Handler): void => {
     // omp's UI has no `getEditorComponent`, and its `input` sees a line led by a built-in: no editor to swap, so the
     // handler (which also registers the saved chains) gets a UI whose editor calls do nothing. It asks for omp's
-    // commands, whose templates are loaded by then.
+    // commands once the templates are loaded. It is not awaited: omp's TUI drops the Enter typed while a
+    // `session_start` handler runs (measured on 18.2.3), and its print and RPC modes run no chain anyway.
     if (event === 'session_start') {
-      return add('session_start', async (e: never, c: { ui: object }) => {
-        await templates
+      return add('session_start', (e: never, c: { ui: object }) => {
         const ui = new Proxy(c.ui, { get: (target, key) => (key in noEditor ? noEditor[key as keyof typeof noEditor] : bound(target, key)) })
-        return handler(e, new Proxy(c, { get: (target, key) => (key === 'ui' ? ui : bound(target, key)) }) as never)
+        void templates.then(() => handler(e, new Proxy(c, { get: (target, key) => (key === 'ui' ? ui : bound(target, key)) }) as never))
       })
     }
     // omp ends a run with `agent_end` alone (no `agent_settled`); `willContinue` says it is not over yet. The
