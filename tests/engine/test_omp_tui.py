@@ -5,7 +5,6 @@ the next step."""
 
 import json
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from slashkit.core.chain import Step
 from slashkit.core.texts import fail_note
 from tests.support.omp_cli import Omp, available
 from tests.support.openai_server import http_error, text, tool_call
-from tests.support.tui import tui_on
+from tests.support.tui import saved_chain_screens, status_lines, tui_on
 
 pytestmark = [
     pytest.mark.engine,
@@ -98,21 +97,9 @@ def test_a_model_mark_handed_on_by_a_pipe_tags_no_model(tmp_path: Path) -> None:
 
 
 def test_a_saved_chain_in_omp_shows_its_step_on_the_status_line_until_it_ended(tmp_path: Path) -> None:
-    # The model holds its first answer, so the screen is taken while step 1 surely runs; both screens are kept in
-    # the test's folder.
-    hold = threading.Event()
-    turns = [text("ANSWER ONE", hold=hold), text("ANSWER TWO")]
-    chains = {"ship": "---\ndescription: Ships it\n---\n/greet $1 && /bye $1\n"}
-    with tui_on(Omp(tmp_path), turns, TEMPLATES, chains) as (tui, model, _):
-        tui.wait(lambda s: "fake-model" in s)
-        tui.type("/ship Bob")
-        mid = tui.wait(lambda s: "chain 1/2" in s and len(model.requests) == 1)
-        hold.set()
-        end = tui.wait(lambda s: "all 2 command(s) ran" in s and "chain 2/2" not in s)
-    (tmp_path / "screen-mid-chain.txt").write_text(mid)
-    (tmp_path / "screen-after-chain.txt").write_text(end)
+    mid, end, model = saved_chain_screens(Omp(tmp_path), "fake-model")
     # omp shows an extension's status on a line of its own under its status line (measured on 18.2.3).
-    assert "chain 1/2: /greet Bob · next /bye" in [line.strip() for line in mid.splitlines()]
-    assert not any(line.strip().startswith("chain ") for line in end.splitlines())
+    assert status_lines(mid) == ["chain 1/2: /greet Bob · next /bye"]
+    assert status_lines(end) == []
     asked = [r.last_user_text().rsplit("</system-reminder>\n", 1)[-1].split("\n")[0] for r in model.requests]
     assert asked == ["Say hello to Bob", "Say bye to Bob"]

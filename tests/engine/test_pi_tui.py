@@ -4,7 +4,6 @@ runs the next step (docs/pi.md, "A typed line led by a built-in")."""
 
 import json
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from slashkit.adapters.pi.install import STORE_FILE
 from slashkit.core.texts import OFF_TEXT
 from tests.support.openai_server import text
 from tests.support.pi_cli import SUMMARIZING, Pi, available
-from tests.support.tui import tui_on
+from tests.support.tui import saved_chain_screens, status_lines, tui_on
 
 pytestmark = [
     pytest.mark.engine,
@@ -71,22 +70,9 @@ def test_slash_chain_off_typed_in_the_tui_is_the_persons(tmp_path: Path) -> None
 
 
 def test_a_saved_chain_shows_its_step_on_the_status_line_until_it_ended(tmp_path: Path) -> None:
-    # The model holds its first answer, so the screen is taken while step 1 surely runs; both screens are kept in
-    # the test's folder.
-    hold = threading.Event()
-    turns = [text("ANSWER ONE", hold=hold), text("ANSWER TWO")]
-    templates = {"greet": "Say hello to $1", "bye": "Say bye to $1"}
-    chains = {"ship": "---\ndescription: Ships it\n---\n/greet $1 && /bye $1\n"}
-    with tui_on(Pi(tmp_path), turns, templates, chains) as (tui, model, _):
-        tui.wait(lambda s: "slashkit" in s)
-        tui.type("/ship Bob")
-        mid = tui.wait(lambda s: "Say hello to Bob" in s and len(model.requests) == 1)
-        hold.set()
-        end = tui.wait(lambda s: "all 2 command(s) ran" in s and "chain 2/2" not in s)
-    (tmp_path / "screen-mid-chain.txt").write_text(mid)
-    (tmp_path / "screen-after-chain.txt").write_text(end)
+    mid, end, _ = saved_chain_screens(Pi(tmp_path), "slashkit")
     # pi shows an extension's status on a line of its own under the footer (measured on 1.6.0).
-    assert "chain 1/2: /greet Bob · next /bye" in [line.strip() for line in mid.splitlines()]
+    assert status_lines(mid) == ["chain 1/2: /greet Bob · next /bye"]
     assert "ANSWER ONE" not in mid
     assert "ANSWER TWO" in end
-    assert not any(line.strip().startswith("chain ") for line in end.splitlines())
+    assert status_lines(end) == []
