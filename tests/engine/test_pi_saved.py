@@ -3,6 +3,8 @@ in `pi -p --approve` and in RPC mode, offline against a scripted model: what the
 line) and what the model is handed, or not."""
 
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,29 @@ def test_a_saved_chain_in_rpc_mode_shows_its_step_on_the_status_line(tmp_path: P
         ("slash-chain", None),
     ]
     assert [r.last_user_text().split("\n")[0] for r in model.requests] == ["Say hello to Bob", "Say bye to Bob"]
+
+
+def test_a_saved_chain_typed_while_pi_works_runs_once_the_turn_is_over(tmp_path: Path) -> None:
+    # pi runs an extension's command at once, even mid-turn, and takes no plain prompt while it streams: the first
+    # step goes as a follow-up (docs/pi.md, "Saved chains and the status line").
+    hold = threading.Event()
+    with OpenAIServer([text("FIRST", hold=hold), text("hello Bob"), text("bye Bob")]) as model:
+        session = Rpc(_project(tmp_path, model.url), SLASHKIT_PYTHON=sys.executable)
+        try:
+            session.send({"type": "prompt", "message": "tell me something"})
+            _asked(model, 1)
+            session.send({"type": "prompt", "message": "/ship Bob"})
+            session.until(lambda e: e.get("message") == "/ship Bob runs 2 command(s)")
+            hold.set()
+            session.until(lambda e: e.get("message") == "all 2 command(s) ran")
+        finally:
+            session.close()
+    asked = [r.last_user_text().split("\n")[0] for r in model.requests]
+    assert asked == ["tell me something", "Say hello to Bob", "Say bye to Bob"]
+
+
+def _asked(model: OpenAIServer, count: int) -> None:
+    """Waits until the model was asked `count` times."""
+    deadline = time.monotonic() + 20
+    while len(model.requests) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
