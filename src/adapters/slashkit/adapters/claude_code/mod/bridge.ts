@@ -109,6 +109,8 @@ export function host($: EngineInterface): Host {
     log: text => $.ui.log(text),
     debug: text => $.ui.log(text, { to: 'debug' }),
     toast: text => $.ui.toast(text),
+    // The footer under the prompt box (`⚠ slash-chain: <text>`), cleared by undefined (measured on 2.1.328).
+    progress: text => $.ui.status(text ?? undefined),
     after: (ms, fire) => $.clock.after(ms, fire),
     run: async (command, args) => (await $.command.run({ command, args })).text ?? '',
     saveEnabled: async enabled => {
