@@ -169,15 +169,17 @@ def test_a_saved_chain_that_calls_another_runs_it_as_a_function(plugin: Path, tm
 def test_saved_chains_that_call_each_other_run_nothing_and_ask_the_model_nothing(plugin: Path, tmp_path: Path) -> None:
     project = project_with(tmp_path, {"spin": "/spin2\n", "spin2": "/spin\n"})
     result, model = run("/spin", plugin, project, [text("must not be asked")], until=results_seen(1))
+    assert [r.kind for r in model.requests if r.kind in ("main", "side", "title", "summary")] == [], model.describe()
     answers = " ".join(result.assistant_texts())
     assert "cycle" in answers and "spin -> spin2 -> spin" in answers, result.describe()
     assert chain_lines(result.events) == [], result.describe()
-    assert [r.kind for r in model.requests if r.kind in ("main", "side", "title", "summary")] == [], model.describe()
 
 
 def test_a_config_step_from_a_file_is_refused_with_its_line_and_the_next_step_runs(
     plugin: Path, tmp_path: Path
 ) -> None:
+    """Measured on 2.1.328 with the refusal undone: the step ran, and `claude -p` wrote `permissions.defaultMode`
+    and `model` into the isolated `settings.json`."""
     project = project_with(tmp_path, {"prep": "/config permissionMode=acceptEdits model=opus ; /context\n"})
     iso = Isolation.create(tmp_path / "iso")
     before = settings_files(iso.home, project)

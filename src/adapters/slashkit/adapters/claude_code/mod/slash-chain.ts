@@ -47,15 +47,14 @@ async function harnessed($: EngineInterface): Promise<boolean> {
 
 /**
  * Registers the session's saved chains as its commands, as the core names them (`SavedAsked`) from the engine's
- * command list, less the names registered here before (a `session.start` again is the same session's). A name the
- * core says the engine has already is left to the engine; one the engine refuses all the same (a command that came
- * since the list was read) is written to the debug log and stays the engine's.
+ * command list, less the names registered here before (a `session.start` again is the same session's). The core
+ * offers no name the engine has already; one the engine refuses all the same (a command that came since the list
+ * was read) is written to the debug log and stays the engine's.
  */
 async function offerSaved($: EngineInterface): Promise<void> {
   const reply = (await ask(host($), 'SavedAsked', { commands: (await listed($)).commands }))?.reply
   if (reply?.kind !== 'saved') return
   for (const chain of reply.chains) {
-    if (reply.shadowed.includes(chain.name)) continue
     const description = chain.description === '' ? SAVED_DESCRIPTION : chain.description
     const hint = chain.argument_hint === '' ? {} : { argumentHint: chain.argument_hint }
     try {
