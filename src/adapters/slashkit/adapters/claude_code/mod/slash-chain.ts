@@ -5,7 +5,7 @@
  * with what the core says.
  */
 import type { Args, EngineInterface, Next, Register } from 'claude-code'
-import { ask, bounded, boundedInput, builtinNames, enabled, host, messageOf, prepare, skillRefused, switchedOn, wanted } from './bridge.js'
+import { ask, bounded, boundedInput, builtinNames, enabled, host, messageOf, prepare, skillRefused, startable, switchedOn, wanted } from './bridge.js'
 import {
   BUILTIN_DESCRIPTION,
   BUILTIN_SCHEMA,
@@ -98,8 +98,11 @@ export const register: Register = on => {
     if (await harnessed($)) return started
     await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
     await $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA })
-    // Before the session's first prompt: `claude -p "/ship Bob"` finds /ship only once it is registered.
-    await offerSaved($)
+    // Before the session's first prompt: `claude -p "/ship Bob"` finds /ship only once it is registered. A private
+    // environment still to be made (first use: a minute or two) does not hold the session's start: the saved chains
+    // are registered once it is there, and a chain typed meanwhile waits for the same helper.
+    if (await startable($)) await offerSaved($)
+    else offerSaved($).catch((err: unknown) => $.ui.log(`slashkit: ${messageOf(err)}`, { to: 'debug' }))
     return started
   })
 
