@@ -99,10 +99,10 @@ export const register: Register = on => {
     await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
     await $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA })
     // Before the session's first prompt: `claude -p "/ship Bob"` finds /ship only once it is registered. A private
-    // environment still to be made (first use: a minute or two) does not hold the session's start: the saved chains
-    // are registered once it is there, and a chain typed meanwhile waits for the same helper.
+    // environment still to be made (the first session after an install) is left to the first chain to make, as
+    // before: making it here would hold every start without the package index, and a chain typed meanwhile would
+    // wait on it outside a `$` call, past its hook's 10 s (measured on 2.1.328: `next() after it settled`).
     if (await startable($)) await offerSaved($)
-    else offerSaved($).catch((err: unknown) => $.ui.log(`slashkit: ${messageOf(err)}`, { to: 'debug' }))
     return started
   })
 
