@@ -13,6 +13,7 @@ Measured on 2.1.328 while writing these (docs/claude-code.md, "Saved chains"):
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -205,14 +206,18 @@ def footer(screen: str) -> str:
     return "\n".join(lines[marks[-1] + 1 :]) if marks else ""
 
 
+#: The menu's line for the saved chain (2.1.328: `/ship` then its description, after spaces).
+MENU_LINE: Final = re.compile(rf"/ship\s+{re.escape(SHIP_DESCRIPTION)}")
+
+
 @interactive
 def test_the_footer_shows_the_running_step_and_the_next_one_and_clears_once_the_chain_ended(
     plugin: Path, tmp_path: Path
 ) -> None:
-    """`/ship Bob` typed in the TUI, its first step's turn held: the footer reads `⚠ slash-chain: chain 1/2: /review
-    Bob · next /context` while the model works; once the chain ended it is gone. The screens are kept beside the
-    test's files (`screens/`)."""
-    project = project_with(tmp_path, {"ship": "/review $1 && /context\n"})
+    """`/ship` is in the TUI's `/` menu with its description. `/ship Bob` typed, its first step's turn held: the
+    footer reads `⚠ slash-chain: chain 1/2: /review Bob · next /context` while the model works; once the chain
+    ended it is gone. The screens are kept beside the test's files (`screens/`)."""
+    project = project_with(tmp_path, {"ship": f"---\ndescription: {SHIP_DESCRIPTION}\n---\n/review $1 && /context\n"})
     running = f"\u26a0 {CHAIN_COMMAND}: {progress_text(1, 2, Step('review', 'Bob'), Step('context', ''))}"
     screens = tmp_path / "screens"
     screens.mkdir()
@@ -225,6 +230,12 @@ def test_the_footer_shows_the_running_step_and_the_next_one_and_clears_once_the_
         cli = stack.enter_context(
             TmuxClaude(cwd=project, isolation=iso, model=model, plugin_dirs=[plugin], lifetime=180)
         )
+        # The `/` menu lists the saved chain with its file's description.
+        cli.type_text("/shi")
+        menu = cli.wait_for(MENU_LINE, timeout=TIMEOUT, what="/ship and its description in the menu")
+        (screens / "menu.txt").write_text(menu)
+        cli.send_keys("C-u")
+        cli.wait_for(lambda _s: cli.input_line() == "", timeout=TIMEOUT, what="an empty prompt")
         cli.send("/ship Bob")
         # Mid-step: the model holds the step's request, and the footer still names the step.
         mid = cli.wait_for(
