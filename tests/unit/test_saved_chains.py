@@ -239,3 +239,9 @@ def test_list_marks_a_file_named_like_a_built_in_as_the_hosts() -> None:
     h.type("/slash-chain list")
 
     assert h.answers == ["/compact [.slashkit/chains/compact.md] (shadowed: the host has its own /compact)"]
+
+
+def test_a_host_that_lists_nothing_is_still_offered_no_file_named_like_slash_chain_model_or_effort() -> None:
+    offered = saved(**{"slash-chain": "/tiny", "model": "/tiny", "Effort": "/tiny", "ship": "/tiny"})
+
+    assert [c.name for c in offered.leaving([], []).chains] == ["ship"]
