@@ -432,14 +432,15 @@ def on_event(session: Session, event: Event) -> Moved:
         case m.ChainCommandTyped():
             return _chain_command(session, event)
         case SavedAsked(commands, saved):
-            return Moved(session, tuple(Log(p.text) for p in saved.problems), _offered(saved, commands))
+            offered = _offered(saved, commands, session.rule.builtins)
+            return Moved(session, tuple(Log(p.text) for p in saved.problems), offered)
         case _:
             return _chains_moved(session, m.on_event(session.chains, event))
 
 
-def _offered(saved: Library, commands: tuple[str, ...]) -> SavedListed:
+def _offered(saved: Library, commands: tuple[str, ...], builtins: frozenset[str]) -> SavedListed:
     """The saved chains a host offers: every one whose name it has no command of."""
-    leaving = saved.leaving(commands)
+    leaving = saved.leaving(commands, builtins)
     offered = tuple(Offered(c.name, c.description, c.argument_hint) for c in leaving.chains)
     shadowed = tuple(c.name for c in saved.chains if c not in leaving.chains)
     return SavedListed(offered, shadowed)
