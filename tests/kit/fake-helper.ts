@@ -21,7 +21,7 @@ export const WIRE_MARK = 'slashkit-wire '
 export const EVENT_URL = `http://localhost${EVENT_PATH}`
 export const EXIT_URL = `http://localhost${EXIT_PATH}`
 /** The interpreter arguments a laid-out plugin starts, and how long it waits (slashkit.adapters.claude_code.plugins). */
-export { ANSWER_TIMEOUT_MS, HELPER_ARGS, SAVED_DESCRIPTION, START_TIMEOUT_MS } from '../hooks/host.js'
+export { ANSWER_TIMEOUT_MS, HELPER_ARGS, START_TIMEOUT_MS } from '../hooks/host.js'
 
 export const START = { surface: 'terminal', isInteractive: true, cwd: '/tmp/project' } as const
 /** What the engine adds to a command the person typed. */

@@ -12,7 +12,6 @@ import {
   HELPER_ARGS,
   never,
   type Response,
-  SAVED_DESCRIPTION,
   savedReply,
   type SpawnMode,
   socket,
@@ -810,20 +809,19 @@ describe('fail-safe', () => {
 
 describe('saved chains', () => {
   const SHIP = { name: 'ship', description: 'Reviews a name, then says done', argument_hint: '<name>' }
-  const CHECK = { name: 'check', description: '', argument_hint: '' }
+  const CHECK = { name: 'check', description: '/review $1 || /review fixed', argument_hint: '' }
   /** What the plugin registers of its own, before the saved chains. */
   const OWN = ['/slash-chain', 'fail', 'builtin']
   const chains = (fake: { registered: Array<{ name: string; spec: unknown }> }) => fake.registered.filter(r => !OWN.includes(r.name))
 
-  test("session start asks for the saved chains with the engine's commands, and registers each with its description or the plugin's", async ($, on) => {
+  test("session start asks for the saved chains with the engine's commands, and registers each with its description", async ($, on) => {
     const fake = fakeHelper(on)
     fake.saved = () => ({ reply: savedReply([SHIP, CHECK]) })
     await $.session.start(START)
     expect(fake.offered).toEqual([{ event: 'SavedAsked', e: { commands: LISTED.commands } }])
     expect(chains(fake)).toEqual([
       { name: '/ship', spec: { name: 'ship', description: 'Reviews a name, then says done', argumentHint: '<name>' } },
-      // The engine refuses a command with no description (2.1.328).
-      { name: '/check', spec: { name: 'check', description: SAVED_DESCRIPTION } },
+      { name: '/check', spec: { name: 'check', description: '/review $1 || /review fixed' } },
     ])
     expect(fake.sent).toEqual([])
     expect(fake.logs).toEqual([])

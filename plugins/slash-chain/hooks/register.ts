@@ -14,7 +14,6 @@ import {
   COMMAND_HINT,
   FAIL_DESCRIPTION,
   FAIL_SCHEMA,
-  SAVED_DESCRIPTION,
   UNAVAILABLE,
 } from './host.js'
 
@@ -54,10 +53,9 @@ async function offerSaved($: EngineInterface): Promise<void> {
   const reply = (await ask(host($), 'SavedAsked', { commands: (await listed($)).commands }))?.reply
   if (reply?.kind !== 'saved') return
   for (const chain of reply.chains) {
-    const description = chain.description === '' ? SAVED_DESCRIPTION : chain.description
     const hint = chain.argument_hint === '' ? {} : { argumentHint: chain.argument_hint }
     try {
-      await $.command.register({ name: chain.name, description, ...hint })
+      await $.command.register({ name: chain.name, description: chain.description, ...hint })
       saved.add(chain.name)
     } catch (err) {
       $.ui.log(`slashkit: /${chain.name} stays the engine's: ${messageOf(err)}`, { to: 'debug' })
