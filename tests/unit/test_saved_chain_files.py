@@ -73,3 +73,33 @@ def test_a_file_of_exactly_64_kib_is_read() -> None:
 
 def test_a_name_of_64_characters_is_a_saved_chain() -> None:
     assert isinstance(read(file(b"/greet", "a" * 64 + ".md")), SavedChain)
+
+
+@pytest.mark.parametrize(
+    ("value", "read_as"),
+    [
+        ('"Ships it"', "Ships it"),
+        ("'Ships it'", "Ships it"),
+        ('""', ""),
+        ('"Ships', '"Ships'),
+        ("x'", "x'"),
+        ('"', '"'),
+    ],
+)
+def test_a_front_matter_value_loses_the_quotes_around_it_and_only_those(value: str, read_as: str) -> None:
+    found = read(file(f"---\ndescription: {value}\n---\n/greet".encode()))
+
+    assert isinstance(found, SavedChain)
+    assert found.description == read_as
+
+
+def test_blank_indented_and_comment_lines_of_the_front_matter_are_passed_over() -> None:
+    text = b"---\n\n# a note\n  folded: more\n\tx\ndescription: Ships\n---\n/greet"
+
+    assert read(file(text)) == SavedChain("ship", "/greet", "/p/ship.md", "Ships")
+
+
+def test_a_folder_may_say_itself_what_is_wrong_with_it() -> None:
+    said = Problem("/p", "holds 300 files; the ones after the first 256 were not read")
+
+    assert library([said, file(b"/greet")]).problems == (said,)

@@ -4,6 +4,7 @@ a function, on the in-memory host; every file step under the rule for text the p
 import pytest
 
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, host
+from slashkit.core import session as s
 from slashkit.core.chain_machine import Outcome, Tally
 from slashkit.core.policy import DEFAULT_RULE
 from slashkit.core.saved_chain import Library, SavedFile, library
@@ -239,3 +240,19 @@ def test_list_marks_a_file_named_like_a_built_in_as_the_hosts() -> None:
     h.type("/slash-chain list")
 
     assert h.answers == ["/compact [.slashkit/chains/compact.md] (shadowed: the host has its own /compact)"]
+
+
+def test_a_host_that_lists_nothing_is_still_offered_no_file_named_like_slash_chain_model_or_effort() -> None:
+    offered = saved(**{"slash-chain": "/tiny", "model": "/tiny", "Effort": "/tiny", "ship": "/tiny"})
+
+    assert [c.name for c in offered.leaving([], []).chains] == ["ship"]
+
+
+def test_a_host_is_offered_each_saved_chain_described_by_its_file_or_else_by_its_chain_line() -> None:
+    files = saved(ship="---\ndescription: Ships\nargument-hint: <who>\n---\n/greet $1", check="/tiny $1 || /tiny")
+
+    offered = s.on_event(s.opened(), s.SavedAsked(("greet",), files)).reply
+
+    assert offered == s.SavedListed(
+        (s.Offered("check", "/tiny $1 || /tiny", ""), s.Offered("ship", "Ships", "<who>")), ()
+    )

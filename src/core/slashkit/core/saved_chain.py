@@ -136,9 +136,10 @@ def read(found: SavedFile) -> SavedChain | Problem:
     except UnicodeDecodeError as error:
         return Problem(found.source, f"it is not UTF-8 (byte {error.start})")
     lines = text.splitlines()
-    front, body_at = _front_matter(lines)
-    if isinstance(front, Problem):
-        return attrs.evolve(front, source=found.source)
+    matter = _front_matter(lines, found.source)
+    if isinstance(matter, Problem):
+        return matter
+    front, body_at = matter
     body = [(n, js_trim(line)) for n, line in enumerate(lines[body_at:], start=body_at + 1) if js_trim(line)]
     if not body:
         return Problem(found.source, "its body is empty; a saved chain is one chain line")
@@ -150,8 +151,9 @@ def read(found: SavedFile) -> SavedChain | Problem:
     return SavedChain(name, line, found.source, front.get("description", ""), front.get("argument-hint", ""))
 
 
-def _front_matter(lines: list[str]) -> tuple[dict[str, str] | Problem, int]:
-    """The front matter's keys, and the index of the line after it (0 when there is none)."""
+def _front_matter(lines: list[str], source: str) -> tuple[dict[str, str], int] | Problem:
+    """The front matter's keys, and the index of the line after it (0 when there is none), or what is wrong with
+    it: a blank, indented or `#` line in it is passed over."""
     if not lines or lines[0].strip() != _FENCE:
         return {}, 0
     found: dict[str, str] = {}
@@ -162,10 +164,10 @@ def _front_matter(lines: list[str]) -> tuple[dict[str, str] | Problem, int]:
         if line.strip() == "" or line.startswith((" ", "\t", "#")):
             continue
         if not colon:
-            return Problem("", f"its front matter line {shown(line)!r} is no `key: value`", n + 1), 0
+            return Problem(source, f"its front matter line {shown(line)!r} is no `key: value`", n + 1)
         if key.strip() in KEYS:
             found[key.strip()] = _unquoted(value.strip())
-    return Problem("", "its front matter has no closing ---", 1), 0
+    return Problem(source, "its front matter has no closing ---", 1)
 
 
 def _unquoted(value: str) -> str:
