@@ -76,3 +76,18 @@ def test_a_saved_chain_shows_its_step_on_the_status_line_until_it_ended(tmp_path
     assert "ANSWER ONE" not in mid
     assert "ANSWER TWO" in end
     assert status_lines(end) == []
+
+
+def test_a_saved_chain_is_in_the_command_menu_with_its_description(tmp_path: Path) -> None:
+    chains = {"ship": "---\ndescription: Ships it\nargument-hint: <who>\n---\n/greet $1 && /bye $1\n"}
+    with tui_on(Pi(tmp_path), [], {"greet": "Say hello to $1", "bye": "Say bye to $1"}, chains) as (tui, model, _):
+        tui.wait(lambda s: "slashkit" in s)
+        tui.key("/")
+        tui.key("s")
+        tui.key("h")
+        menu = tui.wait(lambda s: "Ships it" in s)
+    # pi shows no argument hint for an extension's command: it leads the description (docs/pi.md).
+    entry = next(line for line in menu.splitlines() if "Ships it" in line).split()
+    assert entry[0] == "ship"
+    assert " ".join(entry[1:]).endswith("<who> — Ships it")
+    assert model.requests == []
