@@ -187,6 +187,22 @@ test('the optional events the last answer named are wanted, and none once the he
   assert.equal(wanted('PromptSubmitted', f.link), false)
 })
 
+test('an older answer that arrives after a newer one does not undo the events the newer one asked for', async () => {
+  const f = new Fake()
+  let answerFirst: (response: Response) => void = () => undefined
+  f.respond = request =>
+    request.seq === 1
+      ? new Promise<Response>(resolve => (answerFirst = resolve))
+      : answer(request.seq, { wants: ['TurnEnded'] })
+  const first = ask(f.host, 'ChainTyped', typed)
+  await settle()
+  await ask(f.host, 'PromptHanded', { text: 'do a' })
+  answerFirst(answer(1, { wants: ['PromptSubmitted'] }))
+  await first
+  assert.equal(wanted('TurnEnded', f.link), true)
+  assert.equal(wanted('PromptSubmitted', f.link), false)
+})
+
 for (const status of [400, 413]) {
   test(`an event the helper refuses (${status}) is logged once, goes on as the host would, and keeps the helper`, async () => {
     const f = new Fake()
