@@ -35,6 +35,7 @@ class Gemini:
         folder = self.project / ".gemini" / "commands"
         folder.mkdir(parents=True, exist_ok=True)
         for name, prompt in commands.items():
+            (folder / f"{name}.toml").parent.mkdir(parents=True, exist_ok=True)
             (folder / f"{name}.toml").write_text(f"prompt = {json.dumps(prompt)}\n")
         settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
         (self.project / ".gemini" / "settings.json").write_text(json.dumps(settings))
