@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from slashkit.adapters.gemini.hook import BUILTIN_REFUSED
 from slashkit.adapters.gemini.resident import FAIL_TOOL
 from slashkit.core import texts
 from tests.support.gemini_cli import Gemini, available
@@ -137,3 +138,19 @@ def test_no_python_found_is_one_line_at_the_start_and_gemini_goes_on(tmp_path: P
             why="no slashkit-helper on PATH: install slashkit there, or set SLASHKIT_PYTHON to a Python with it"
         )
     ]
+
+
+def test_a_chain_holding_a_built_in_is_refused_naming_it_and_nothing_runs(tmp_path: Path) -> None:
+    ran = _run(tmp_path, "/greet Bob && /compress", [text("Hello Bob")])
+    assert ran.requests == []
+    assert BUILTIN_REFUSED.format(name="compress") in ran.stdout
+
+
+def test_slash_chain_answers_without_the_model_and_off_leaves_a_chain_to_gemini(tmp_path: Path) -> None:
+    off = _run(tmp_path, "/slash-chain off", [])
+    assert off.requests == [] and off.stdout.startswith("off: ")
+    typed = _run(tmp_path, "/greet Bob && /greet Alice", [text("Hello")])
+    assert len(typed.requests) == 1 and typed.last_user(0).endswith("Greet Bob && /greet Alice warmly.")
+    assert typed.lines == []
+    on = _run(tmp_path, "/slash-chain on", [])
+    assert on.requests == [] and on.stdout.startswith("on: ")

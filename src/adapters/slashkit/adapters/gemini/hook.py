@@ -29,8 +29,10 @@ from slashkit.adapters.bridge.shim import xdg_home
 from slashkit.adapters.gemini import commands, resident
 from slashkit.core import session as core_session
 from slashkit.core import texts
-from slashkit.core.chain import SEPARATOR
+from slashkit.core.allowlist import GEMINI
+from slashkit.core.chain import SEPARATOR, parse_chain
 from slashkit.core.chain_machine import STEP_OUTPUT
+from slashkit.core.policy import command_name
 
 Json = dict[str, Any]
 #: The most of a hook's input that is read (a BeforeModel payload holds the whole request: history included).
@@ -38,6 +40,8 @@ MAX_INPUT: Final = 64 * 1024 * 1024
 #: The most of the transcript's end that is read for the typed line (its user records are small; a long reply
 #: before them is not).
 MAX_TAIL: Final = 4 * 1024 * 1024
+#: The line of a chain with a built-in among its steps.
+BUILTIN_REFUSED: Final = "/{name} is a built-in of Gemini CLI, which no hook can run, so nothing of this chain ran"
 #: The settings file in `$XDG_STATE_HOME/slashkit/` (the on/off setting), as on the Node hosts.
 STORE_FILE: Final = "gemini-store.json"
 
@@ -67,7 +71,7 @@ def answer(payload: Json) -> Json:
         # A session where no chain was typed yet has no state: only a chain typed now makes one (so a session
         # without chains, or whose state folder is gone, is left alone at every other hook).
         typed = _last_typed(payload.get("transcript_path"))
-        if event != "BeforeModel" or typed is None or _chained(typed[2]) is None:
+        if event != "BeforeModel" or typed is None or not (_chained(typed[2]) or _own(typed[2]) is not None):
             return {}
     if event == "SessionEnd":
         return ended(sid)
@@ -102,6 +106,18 @@ def before_model(held: resident.Session, payload: Json) -> Json:
     messages = request.get("messages") if isinstance(request, dict) else None
     swaps = notes.get("swaps") or []
     out: Json = _said(lines)
+    answered = notes.pop("answer", None)
+    if isinstance(answered, str):
+        # The line was answered without the model (the core's own answer, or a refusal): Gemini takes a hook's
+        # synthetic response only with a deny (`fireBeforeModelEvent`, read in the bundle), in its form
+        # (`fromHookLLMResponse`).
+        candidate = {"content": {"role": "model", "parts": [answered]}, "finishReason": "STOP", "index": 0}
+        out.update(decision="deny", reason=answered)
+        out["hookSpecificOutput"] = {
+            "hookEventName": "BeforeModel",
+            "llm_response": {"text": answered, "candidates": [candidate]},
+        }
+        return out
     if isinstance(messages, list) and swaps:
         trimmed = [_swapped(m, swaps) for m in messages]
         if trimmed != messages:
@@ -111,22 +127,38 @@ def before_model(held: resident.Session, payload: Json) -> Json:
 
 def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[str]:
     """The person typed `line` (Gemini sent `full` for it): a chain goes to the core; anything else is Gemini's."""
-    head = _chained(line)
-    if head is None:
+    head, own = _chained(line), _own(line)
+    if head is None and own is None:
         return []
-    command, args = head
     home = Path.home()
     known = commands.find(project, home)
     notes = held.notes
     notes.update(swaps=[], answered=0, sent=None, project=str(project))
+    if own is not None:
+        said = held.ask("ChainCommandTyped", {"args": own, "enabled": _enabled(), "origin": "composer"})
+        lines, _ = _carry(held, said)
+        reply = said.get("reply") or {}
+        text = str(reply.get("text", "")) if reply.get("kind") == "command.answer" else ""
+        notes.update(swaps=[[full, text]], answer=text)
+        return lines
+    assert head is not None
+    command, args = head
+    builtin = next((s.command for s in parse_chain(args).rest if command_name(s.command) in GEMINI.builtins), None)
+    if builtin is not None:
+        # Gemini runs a built-in only from its own prompt, never from a hook (docs/gemini.md): such a chain cannot
+        # run as typed here, so none of it does.
+        refused = BUILTIN_REFUSED.format(name=builtin)
+        notes.update(swaps=[[full, refused]], answer=refused)
+        return []
     e = {"command": command, "args": args, "origin": "composer", "enabled": _enabled(), "builtins": []}
     said = held.ask("ChainTyped", {**e, "commands": sorted(known)[:1000]})
     lines, _ = _carry(held, said)
     reply = said.get("reply") or {}
     if reply.get("kind") == "command.answer":
         # The core answered the line itself (a refusal): the model gets nothing of the chain.
-        notes["swaps"] = [[full, ""]]
-        return [*lines, str(reply.get("text", ""))]
+        text = str(reply.get("text", ""))
+        notes.update(swaps=[[full, text]], answer=text)
+        return lines
     if reply.get("kind") != "run.typed":
         return lines
     try:
@@ -222,6 +254,12 @@ def _chained(line: str) -> tuple[str, str] | None:
     return (name, args) if name and SEPARATOR.search(args) else None
 
 
+def _own(line: str) -> str | None:
+    """The args of a typed `/slash-chain args`, else None."""
+    name, _, args = line.strip().partition(" ")
+    return args.strip() if name == f"/{texts.CHAIN_COMMAND}" else None
+
+
 def _last_typed(transcript: object) -> tuple[str, str, str] | None:
     """The last user record of the transcript that holds typed text: its id, the text Gemini sent, the line as
     typed. A tool's response is a user record without typed text, and is passed over."""
@@ -242,11 +280,10 @@ def _last_typed(transcript: object) -> tuple[str, str, str] | None:
             continue
         if not isinstance(record, dict) or record.get("type") != "user":
             continue
-        shown = _text(record.get("displayContent"))
-        if shown:
-            return str(record.get("id", "")), _text(record.get("content")), shown
-        if _text(record.get("content")):
-            return str(record.get("id", "")), _text(record.get("content")), ""
+        # A line that ran no custom command (`/slash-chain`, which is no command of Gemini's) was sent as typed.
+        sent = _text(record.get("content"))
+        if sent or _text(record.get("displayContent")):
+            return str(record.get("id", "")), sent, _text(record.get("displayContent")) or sent
     return None
 
 
