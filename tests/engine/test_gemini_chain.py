@@ -154,3 +154,15 @@ def test_slash_chain_answers_without_the_model_and_off_leaves_a_chain_to_gemini(
     assert typed.lines == []
     on = _run(tmp_path, "/slash-chain on", [])
     assert on.requests == [] and on.stdout.startswith("on: ")
+
+
+def test_a_saved_chain_runs_by_name_its_first_step_in_place_of_the_typed_line(tmp_path: Path) -> None:
+    chains = tmp_path / "project" / ".slashkit" / "chains"
+    chains.mkdir(parents=True)
+    (chains / "twice.md").write_text("---\ndescription: greet twice\n---\n/greet $1 && /greet $1 again\n")
+    ran = _run(tmp_path, "/twice Bob", [text("Hello Bob"), text("Hello again")])
+    assert ran.status == 0, ran.stderr
+    assert ran.last_user(0).startswith("Greet Bob warmly.\n\n[slash-chain] This is step 1/2")
+    assert ran.last_user(1) == "Greet Bob again warmly."
+    assert "/twice" not in ran.everything()
+    assert "all 2 command(s) ran" in ran.lines

@@ -35,6 +35,8 @@ from slashkit.core.chain_machine import STEP_OUTPUT
 from slashkit.core.policy import command_name
 
 Json = dict[str, Any]
+#: A step's run the core asked for: its command, its args, its token.
+Run = tuple[str, str, object]
 #: The most of a hook's input that is read (a BeforeModel payload holds the whole request: history included).
 MAX_INPUT: Final = 64 * 1024 * 1024
 #: The most of the transcript's end that is read for the typed line (its user records are small; a long reply
@@ -71,7 +73,7 @@ def answer(payload: Json) -> Json:
         # A session where no chain was typed yet has no state: only a chain typed now makes one (so a session
         # without chains, or whose state folder is gone, is left alone at every other hook).
         typed = _last_typed(payload.get("transcript_path"))
-        if event != "BeforeModel" or typed is None or not (_chained(typed[2]) or _own(typed[2]) is not None):
+        if event != "BeforeModel" or typed is None or not _ours(typed[2], Path(str(payload.get("cwd") or "."))):
             return {}
     if event == "SessionEnd":
         return ended(sid)
@@ -128,12 +130,15 @@ def before_model(held: resident.Session, payload: Json) -> Json:
 def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[str]:
     """The person typed `line` (Gemini sent `full` for it): a chain goes to the core; anything else is Gemini's."""
     head, own = _chained(line), _own(line)
-    if head is None and own is None:
-        return []
     home = Path.home()
     known = commands.find(project, home)
+    saved = _saved(line, known)
+    if head is None and own is None and saved is None:
+        return []
     notes = held.notes
     notes.update(swaps=[], answered=0, sent=None, project=str(project))
+    if head is None and own is None and saved is not None:
+        return _saved_chain(held, saved, full, known)
     if own is not None:
         said = held.ask("ChainCommandTyped", {"args": own, "enabled": _enabled(), "origin": "composer"})
         lines, _ = _carry(held, said)
@@ -181,7 +186,16 @@ def after_agent(held: resident.Session, payload: Json) -> Json:
     notes["answered"] = len(response)
     given = new[: protocol.MAX_TEXT] if held.wants(STEP_OUTPUT) else ""
     said = held.ask("TurnEnded", {"reason": "answer", "agent": None, "answer": given})
-    lines, run = _carry(held, said)
+    lines, text = _started(held, *_carry(held, said))
+    if text is None:
+        return _said(lines)
+    return {**_said(lines), "decision": "deny", "reason": text}
+
+
+def _started(held: resident.Session, lines: list[str], run: Run | None) -> tuple[list[str], str | None]:
+    """Starts the step the core runs next, if any: its text as the model is to get it (None: no step runs), and
+    the lines so far. A step this cannot expand fails at once, and the core says what follows."""
+    notes = held.notes
     while run is not None:
         command, args, token = run
         try:
@@ -193,9 +207,8 @@ def after_agent(held: resident.Session, payload: Json) -> Json:
         text, more = _handed(held, text)
         notes["sent"] = text
         ended = held.ask("RunEnded", {"token": token, "error": None, "applied": False})
-        rest, _ = _carry(held, ended)
-        return {**_said([*lines, *more, *rest]), "decision": "deny", "reason": text}
-    return _said(lines)
+        return [*lines, *more, *_carry(held, ended)[0]], text
+    return lines, None
 
 
 def ended(sid: str) -> Json:
@@ -208,9 +221,6 @@ def ended(sid: str) -> Json:
                 lines = _carry(held, held.ask("TurnEnded", {"reason": "error", "agent": None, "answer": ""}))[0]
     resident.close(sid)
     return _said(lines)
-
-
-Run = tuple[str, str, object]
 
 
 def _carry(held: resident.Session, said: Json) -> tuple[list[str], Run | None]:
@@ -252,6 +262,44 @@ def _chained(line: str) -> tuple[str, str] | None:
     name, _, args = line.strip()[1:].partition(" ") if line.startswith("/") else ("", "", "")
     args = args.strip()
     return (name, args) if name and SEPARATOR.search(args) else None
+
+
+def _ours(line: str, project: Path) -> bool:
+    """Whether a typed line is for the core: a chain, `/slash-chain`, or a name that may be a saved chain's."""
+    if _chained(line) is not None or _own(line) is not None:
+        return True
+    return line.startswith("/") and _saved(line, commands.find(project, Path.home())) is not None
+
+
+def _saved(line: str, known: Mapping[str, Path]) -> tuple[str, str] | None:
+    """A typed `/name args` whose name is no command of Gemini's (then Gemini sent the line as typed): it may be a
+    saved chain, which only the core knows."""
+    name, _, args = line.strip().partition(" ")
+    if not name.startswith("/") or len(name) < 2 or name[1:] in known or name[1:] in GEMINI.builtins:
+        return None
+    return name[1:], args.strip()
+
+
+def _saved_chain(held: resident.Session, saved: tuple[str, str], full: str, known: Mapping[str, Path]) -> list[str]:
+    """Runs a saved chain typed by name: its first step takes this turn's place (the request is rewritten to it),
+    the next ones follow as any chain's."""
+    offered = held.ask("SavedAsked", {"commands": sorted(known)[:1000]}).get("reply") or {}
+    chains = offered.get("chains")
+    if not isinstance(chains, list) or saved[0] not in [c.get("name") for c in chains if isinstance(c, dict)]:
+        return []
+    command, args = saved
+    e = {"command": command, "args": args, "origin": "composer", "enabled": _enabled(), "builtins": []}
+    said = held.ask("ChainTyped", {**e, "commands": sorted(known)[:1000]})
+    reply = said.get("reply") or {}
+    told = [str(reply.get("text", ""))] if reply.get("kind") == "command.answer" else []
+    carried, run = _carry(held, said)
+    lines, text = _started(held, [*told, *carried], run)
+    notes = held.notes
+    if text is None:
+        notes.update(swaps=[[full, "\n".join(lines)]], answer="\n".join(lines))
+        return []
+    notes["swaps"] = [[full, text]]
+    return lines
 
 
 def _own(line: str) -> str | None:
