@@ -106,3 +106,17 @@ def test_any_input_is_answered_with_one_json_object_and_exit_0(stdin: bytes) -> 
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {}
+
+
+def test_a_second_chain_keeps_the_first_one_trimmed_in_the_history(project: Path, sid: str) -> None:
+    transcript = project / "transcript.jsonl"
+    _typed(transcript, "/greet Bob && /greet Alice", FULL)
+    hook.answer(_payload("BeforeModel", sid, project, **_request(FULL)))
+    hook.answer(_payload("AfterAgent", sid, project, prompt=FULL, prompt_response="Hi Bob"))
+    hook.answer(_payload("AfterAgent", sid, project, prompt=FULL, prompt_response="Hi Bob\nHi Alice"))
+    second = "Greet Ann ; /greet Eve warmly."
+    _typed(transcript, "/greet Ann ; /greet Eve", second)
+    out = hook.answer(_payload("BeforeModel", sid, project, **_request(FULL, "Hi Bob", second)))
+    sent = [m["content"] for m in out["hookSpecificOutput"]["llm_request"]["messages"]]
+    assert sent[0].startswith("Greet Bob warmly.") and sent[2].startswith("Greet Ann warmly.")
+    assert "/greet Alice" not in sent[0].split("after it")[0] and "Eve warmly" not in sent[2]

@@ -42,6 +42,8 @@ MAX_INPUT: Final = 64 * 1024 * 1024
 #: The most of the transcript's end that is read for the typed line (its user records are small; a long reply
 #: before them is not).
 MAX_TAIL: Final = 4 * 1024 * 1024
+#: How many typed lines of a session are kept rewritten in its requests (the newest).
+MAX_SWAPS: Final = 32
 #: The line of a chain with a built-in among its steps.
 BUILTIN_REFUSED: Final = "/{name} is a built-in of Gemini CLI, which no hook can run, so nothing of this chain ran"
 #: The settings file in `$XDG_STATE_HOME/slashkit/` (the on/off setting), as on the Node hosts.
@@ -136,7 +138,7 @@ def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[
     if head is None and own is None and saved is None:
         return []
     notes = held.notes
-    notes.update(swaps=[], answered=0, sent=None, project=str(project))
+    notes.update(answered=0, sent=None, project=str(project))
     if head is None and own is None and saved is not None:
         return _saved_chain(held, saved, full, known)
     if own is not None:
@@ -144,7 +146,7 @@ def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[
         lines, _ = _carry(held, said)
         reply = said.get("reply") or {}
         text = str(reply.get("text", "")) if reply.get("kind") == "command.answer" else ""
-        notes.update(swaps=[[full, text]], answer=text)
+        _swap(notes, full, text, answered=True)
         return lines
     assert head is not None
     command, args = head
@@ -153,7 +155,7 @@ def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[
         # Gemini runs a built-in only from its own prompt, never from a hook (docs/gemini.md): such a chain cannot
         # run as typed here, so none of it does.
         refused = BUILTIN_REFUSED.format(name=builtin)
-        notes.update(swaps=[[full, refused]], answer=refused)
+        _swap(notes, full, refused, answered=True)
         return []
     e = {"command": command, "args": args, "origin": "composer", "enabled": _enabled(), "builtins": []}
     said = held.ask("ChainTyped", {**e, "commands": sorted(known)[:1000]})
@@ -162,7 +164,7 @@ def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[
     if reply.get("kind") == "command.answer":
         # The core answered the line itself (a refusal): the model gets nothing of the chain.
         text = str(reply.get("text", ""))
-        notes.update(swaps=[[full, text]], answer=text)
+        _swap(notes, full, text, answered=True)
         return lines
     if reply.get("kind") != "run.typed":
         return lines
@@ -171,7 +173,7 @@ def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[
     except commands.Unexpandable:
         text = full
     text, more = _handed(held, text)
-    notes["swaps"] = [[full, text]]
+    _swap(notes, full, text)
     ended = held.ask("RunEnded", {"token": reply.get("token"), "error": None, "applied": False})
     return [*lines, *more, *_carry(held, ended)[0]]
 
@@ -296,10 +298,19 @@ def _saved_chain(held: resident.Session, saved: tuple[str, str], full: str, know
     lines, text = _started(held, [*told, *carried], run)
     notes = held.notes
     if text is None:
-        notes.update(swaps=[[full, "\n".join(lines)]], answer="\n".join(lines))
+        _swap(notes, full, "\n".join(lines), answered=True)
         return []
-    notes["swaps"] = [[full, text]]
+    _swap(notes, full, text)
     return lines
+
+
+def _swap(notes: Json, full: str, text: str, answered: bool = False) -> None:
+    """From now on every request of the session carries `text` where Gemini stored `full` (its history keeps
+    every chain typed so far); `answered`: the line is answered with `text` without the model."""
+    swaps = notes.get("swaps")
+    notes["swaps"] = [*(swaps if isinstance(swaps, list) else []), [full, text]][-MAX_SWAPS:]
+    if answered:
+        notes["answer"] = text
 
 
 def _own(line: str) -> str | None:
