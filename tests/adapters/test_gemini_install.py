@@ -66,3 +66,13 @@ def test_a_symbolic_link_is_refused(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="symbolic link"):
         install.install(tmp_path / ".gemini" / "settings.json")
     assert not any((tmp_path / "elsewhere").iterdir())
+
+
+def test_the_extension_holds_the_same_hooks_and_server_and_no_machine_path(tmp_path: Path) -> None:
+    assert cli.main(["gemini", "extension", str(tmp_path / "slashkit")]) == 0
+    manifest = json.loads((tmp_path / "slashkit" / install.MANIFEST).read_text())
+    hooks = json.loads((tmp_path / "slashkit" / "hooks" / "hooks.json").read_text())
+    assert manifest["name"] == "slashkit" and manifest["mcpServers"] == install.entries()["mcpServers"]
+    assert hooks == {"hooks": install.entries()["hooks"]}
+    assert install.extension(tmp_path / "slashkit") == []
+    assert sys.executable not in json.dumps([manifest, hooks])

@@ -389,9 +389,22 @@ def _gemini_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser
     for sub in (put, out):
         sub.add_argument("project", nargs="?", metavar="PROJECT_DIR", help="the project folder (default: here)")
         sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's Gemini settings")
+    lay = _command(
+        what,
+        "extension",
+        help="lay slashkit out as a Gemini extension, for gemini extensions link DIR",
+        description="Writes DIR/gemini-extension.json and DIR/hooks/hooks.json; then gemini extensions link DIR "
+        "(or install) runs the hooks in every project. Gemini does not take an extension's MCP server as trusted, so "
+        "in gemini -p the fail tool is not offered that way (docs/gemini.md).",
+    )
+    lay.add_argument("folder", metavar="DIR", help="the folder to lay the extension out in")
 
 
 def _gemini(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.what == "extension":
+        paths = gemini.extension(Path(args.folder))
+        print(f"slashkit extension {'laid out' if paths else 'already up to date'} in {args.folder}")
+        return 0
     project = _project(usage, args)
     path = gemini.settings_file(project, Path(os.environ.get("HOME") or Path.home()))
     if args.what == "install":

@@ -12,11 +12,15 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
+from slashkit.adapters import __version__
 from slashkit.adapters.bridge.shim import HELPER_SCRIPT, refuse_link, write_file
 from slashkit.adapters.gemini import fail_tool
 from slashkit.core import texts
 
 SETTINGS: Final = "settings.json"
+#: The extension's name and manifest, for `gemini extensions link|install` (docs/gemini.md, "As an extension").
+EXTENSION: Final = "slashkit"
+MANIFEST: Final = "gemini-extension.json"
 #: The hook events slashkit answers (docs/gemini.md); SessionStart only says when no Python is found.
 EVENTS: Final = ("SessionStart", "BeforeModel", "AfterAgent", "SessionEnd")
 HOOK_MODULE: Final = "slashkit.adapters.gemini.hook"
@@ -55,6 +59,16 @@ def entries() -> Json:
     }
     server = {"command": "sh", "args": ["-c", f'{_FIND}exec "$p" -m {TOOL_MODULE}'], "trust": True}
     return {"hooks": hooks, "mcpServers": {fail_tool.SERVER: server}}
+
+
+def extension(folder: Path) -> list[Path]:
+    """Lays slashkit out as a Gemini extension in `folder` (its manifest with the fail tool's server, and its
+    `hooks/hooks.json`), for `gemini extensions link|install FOLDER`; returns the files it changed."""
+    refuse_link(folder)
+    ours = entries()
+    manifest = {"name": EXTENSION, "version": __version__, "mcpServers": ours["mcpServers"]}
+    wanted = {folder / MANIFEST: manifest, folder / "hooks" / "hooks.json": {"hooks": ours["hooks"]}}
+    return [p for p, value in wanted.items() if write_file(p, (json.dumps(value, indent=2) + "\n").encode())]
 
 
 def install(path: Path) -> list[Path]:
