@@ -74,3 +74,13 @@ def test_what_cannot_be_expanded_says_why_in_one_line(places: tuple[Path, Path])
         with pytest.raises(Unexpandable, match=says) as raised:
             expansion(name, "x", project, home)
         assert "\n" not in str(raised.value)
+
+
+def test_a_folder_of_commands_is_read_up_to_its_bound(
+    places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, home = places
+    for n in range(5):
+        _command(project / ".gemini" / "commands", f"c{n}", "x")
+    monkeypatch.setattr(commands, "MAX_COMMANDS", 3)
+    assert len(commands.find(project, home)) == 3

@@ -14,6 +14,7 @@ real CLI's own expansion (tests/engine/test_gemini_chain.py):
   one is not expanded here (its run fails with `ShellInjection`'s line).
 """
 
+import itertools
 import os
 import re
 import tomllib
@@ -56,16 +57,15 @@ def find(project: Path, home: Path) -> dict[str, Path]:
     """Every custom command by name, with its file."""
     found: dict[str, Path] = {}
     for folder in folders(project, home):
-        for path in sorted(_tomls(folder))[:MAX_COMMANDS]:
+        for path in sorted(_tomls(folder)):
             found[command_name(path.relative_to(folder))] = path
     return found
 
 
 def _tomls(folder: Path) -> list[Path]:
-    try:
-        return [Path(root) / f for root, _, files in os.walk(folder) for f in files if f.endswith(".toml")]
-    except OSError:
-        return []
+    """The command files under a folder, the first `MAX_COMMANDS` found (a folder that cannot be read has none)."""
+    found = (Path(root) / f for root, _, files in os.walk(folder) for f in files if f.endswith(".toml"))
+    return list(itertools.islice(found, MAX_COMMANDS))
 
 
 def prompt_of(path: Path) -> str:
