@@ -120,7 +120,7 @@ class Session:
             self.state.pop(key, None)
 
     def _start(self) -> None:
-        argv = [sys.executable, "-m", __name__, str(os.getppid())]
+        argv = [sys.executable, "-m", __name__, str(os.getppid()), self.path.stem]
         try:
             keeper = subprocess.Popen(
                 argv,
@@ -225,9 +225,10 @@ def close(sid: str) -> None:
             (base / name).unlink()
 
 
-def keep(gemini: int) -> None:
+def keep(gemini: int, sid: str) -> None:
     """The keeper: starts the helper, passes its READY line on, then lives as long as the Gemini process and the
-    helper do (the helper ends with it)."""
+    helper do (the helper ends with it). A Gemini process that ended without its SessionEnd (killed) leaves the
+    session's files to the keeper, which takes them out."""
     argv = [sys.executable, "-m", HELPER_MODULE, FAIL_TOOL_OPTION, FAIL_TOOL, HOST_OPTION, HOST]
     helper = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert helper.stdout is not None
@@ -239,6 +240,10 @@ def keep(gemini: int) -> None:
         try:
             os.kill(gemini, 0)
         except ProcessLookupError:
+            base = folder()
+            for name in (f"{sid}.json", f"{sid}.lock"):
+                with contextlib.suppress(OSError):
+                    (base / name).unlink()
             break
         time.sleep(1)
     _end(helper)
@@ -251,4 +256,4 @@ def _end(helper: "subprocess.Popen[bytes]") -> None:
 
 
 if __name__ == "__main__":
-    keep(int(sys.argv[1]))
+    keep(int(sys.argv[1]), str(session_id(sys.argv[2])))
