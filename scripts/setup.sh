@@ -119,6 +119,11 @@ omp_pins="@oven/bun-linux-x64@$OMP_BUN_VERSION @oh-my-pi/pi-coding-agent@$OMP_VE
 npm_tools omp "$omp_pins" : $omp_pins
 export SLASHKIT_OMP_BUN="$ROOT/.tools/omp/node_modules/@oven/bun-linux-x64/bin/bun"
 export SLASHKIT_OMP="$ROOT/.tools/omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"
+# Gemini CLI: the pinned CLI, run by the Node on PATH (Node 20 runs it); every fact in docs/gemini.md was measured
+# on this version.
+GEMINI_VERSION="0.61.0"
+npm_tools gemini "$GEMINI_VERSION" : "@google/gemini-cli@$GEMINI_VERSION"
+export SLASHKIT_GEMINI="$ROOT/.tools/gemini/node_modules/.bin/gemini"
 export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"
 export SLASHKIT_CLAUDE="$ROOT/.tools/claude-code/node_modules/.bin/claude"
 export SLASHKIT_OPENCODE="$ROOT/.tools/opencode/node_modules/.bin/opencode"

@@ -50,6 +50,7 @@ def test_the_help_and_the_readme_name_the_same_exit_statuses() -> None:
         "claude-code": {0, 1, 2},
         "opencode": {0, 1, 2},
         "pi": {0, 1, 2},
+        "gemini": {0, 1, 2},
         "every command": {130, 141},
     }
 
@@ -72,6 +73,11 @@ ENDS_WITH: dict[str, dict[int, list[str]]] = {
         0: ["pi", "install", "{tmp}"],
         1: ["pi", "install", "/proc/1"],
         2: ["pi", "install", "{tmp}", "--global"],
+    },
+    "gemini": {
+        0: ["gemini", "install", "{tmp}"],
+        1: ["gemini", "install", "/proc/1"],
+        2: ["gemini", "install", "{tmp}", "--global"],
     },
 }
 

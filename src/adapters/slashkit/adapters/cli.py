@@ -12,6 +12,7 @@ from typing import Final
 
 from slashkit.adapters import __version__
 from slashkit.adapters.claude_code import plugins
+from slashkit.adapters.gemini import install as gemini
 from slashkit.adapters.memory import Local, MemoryHost, Prompt, Throws, host
 from slashkit.adapters.opencode import install as opencode
 from slashkit.adapters.pi import install as pi
@@ -29,6 +30,7 @@ exit status:
   claude-code   0 done; 1 a file or folder could not be written; 2 bad usage
   opencode      0 done; 1 a file or folder could not be written or removed; 2 bad usage
   pi            0 done; 1 a file or folder could not be written or removed; 2 bad usage
+  gemini        0 done; 1 a file could not be read, written or removed; 2 bad usage
   every command 130 interrupted (Ctrl-C); 141 its output was closed (| head)"""
 
 _EPILOG = f"""\
@@ -44,6 +46,7 @@ examples:
   slashkit opencode install          (then start opencode in this project)
   slashkit pi install                (then start pi in this project)
   slashkit pi install --omp          (then start omp in this project)
+  slashkit gemini install            (then start gemini in this project)
   slashkit play "/review x && /test || /rollback" --prompt review --fail test"""
 #: The status of a command interrupted by the person (Ctrl-C), and of one whose output was closed (`| head`): 128
 #: and the signal's number, as a shell reports a process that signal ended.
@@ -81,6 +84,8 @@ def _main(given: list[str]) -> int:
             return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _opencode(args.usage, args))
         case "pi":
             return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _pi(args.usage, args))
+        case "gemini":
+            return _writing(f"{parser.prog} {args.command} {args.what}", lambda: _gemini(args.usage, args))
     parser.print_help()
     return 2
 
@@ -233,6 +238,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--root", help="lay out here instead of under $XDG_DATA_HOME/slashkit")
     _opencode_parser(commands)
     _pi_parser(commands)
+    _gemini_parser(commands)
     return parser
 
 
@@ -354,6 +360,59 @@ def _pi(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"slashkit extension {'removed' if paths else 'was not installed'} from {target / pi.FOLDER}")
     for path in paths:
         print(f"  {path}")
+    return 0
+
+
+def _gemini_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    code = _command(
+        commands,
+        "gemini",
+        help="put the slash-chain hooks where Gemini CLI reads them, or take them out",
+        description="Adds slashkit's hooks and fail tool to a project's .gemini/settings.json (or, with --global, "
+        "the user's ~/.gemini/settings.json), or takes them out; every other setting stays as it was.",
+    )
+    what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
+    put = _command(
+        what,
+        "install",
+        help="install the hooks for a project (default: here), or --global",
+        description="Adds the hooks and the fail tool's server to PROJECT_DIR/.gemini/settings.json, or with "
+        "--global to ~/.gemini/settings.json; a second run changes nothing. They name no path of this machine, so "
+        "a team can commit them: they run $SLASHKIT_PYTHON, else the Python of slashkit-helper on PATH.",
+    )
+    out = _command(
+        what,
+        "uninstall",
+        help="take the hooks out of a project (default: here), or --global",
+        description="Removes slashkit's entries from the settings file (the file, when nothing else is left).",
+    )
+    for sub in (put, out):
+        sub.add_argument("project", nargs="?", metavar="PROJECT_DIR", help="the project folder (default: here)")
+        sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's Gemini settings")
+    lay = _command(
+        what,
+        "extension",
+        help="lay slashkit out as a Gemini extension, for gemini extensions link DIR",
+        description="Writes DIR/gemini-extension.json and DIR/hooks/hooks.json; then gemini extensions link DIR "
+        "(or install) runs the hooks in every project. Gemini does not take an extension's MCP server as trusted, so "
+        "in gemini -p the fail tool is not offered that way (docs/gemini.md).",
+    )
+    lay.add_argument("folder", metavar="DIR", help="the folder to lay the extension out in")
+
+
+def _gemini(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.what == "extension":
+        paths = gemini.extension(Path(args.folder))
+        print(f"slashkit extension {'laid out' if paths else 'already up to date'} in {args.folder}")
+        return 0
+    project = _project(usage, args)
+    path = gemini.settings_file(project, Path(os.environ.get("HOME") or Path.home()))
+    if args.what == "install":
+        paths = gemini.install(path)
+        print(f"slashkit hooks {'installed' if paths else 'already up to date'} in {path}")
+    else:
+        paths = gemini.uninstall(path)
+        print(f"slashkit hooks {'removed' if paths else 'were not installed'} from {path}")
     return 0
 
 

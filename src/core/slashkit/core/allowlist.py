@@ -95,5 +95,22 @@ CODEX: Final = Allowlist(
     },
 )
 
+#: Gemini CLI 0.61.0: the built-ins are its `BuiltinCommandLoader`'s (read in its npm bundle, with their aliases).
+#: No hook output runs one (docs/gemini.md), so none is safe to run for anyone: a chain holding one is refused.
+GEMINI: Final = Allowlist(
+    host="Gemini CLI 0.61.0",
+    builtins=frozenset(
+        {
+            *("about", "agents", "auth", "login", "logout", "signin", "signout", "bug", "chat", "clear", "new"),
+            *("commands", "compress", "summarize", "compact", "config", "copy", "corgi", "directory", "dir", "docs"),
+            *("editor", "export-session", "extensions", "footer", "statusline", "help", "hooks", "ide", "init"),
+            *("mcp", "memory", "model", "permissions", "plan", "policies", "privacy", "quit", "exit", "restore"),
+            *("resume", "rewind", "settings", "setup-github", "shortcuts", "skills", "stats", "usage", "tasks"),
+            *("bg", "background", "terminal-setup", "theme", "tools", "trust", "upgrade", "vim", "voice"),
+        }
+    ),
+    safe={},
+)
+
 #: Every host's list, by the name a shim's installer passes the helper (`--host`).
-HOSTS: Final[Mapping[str, Allowlist]] = {"claude-code": CLAUDE_CODE, "opencode": OPENCODE, "pi": PI}
+HOSTS: Final[Mapping[str, Allowlist]] = {"claude-code": CLAUDE_CODE, "opencode": OPENCODE, "pi": PI, "gemini": GEMINI}

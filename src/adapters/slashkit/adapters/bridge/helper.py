@@ -31,7 +31,7 @@ READY = "READY"
 FAIL_TOOL_OPTION = "--fail-tool"
 HOST_OPTION = "--host"
 #: The hosts `--host` names (slashkit.core.allowlist.HOSTS, which this module does not import before READY).
-HOSTS = ("claude-code", "opencode", "pi")
+HOSTS = ("claude-code", "opencode", "pi", "gemini")
 #: The longest tool name the model APIs take (function names of 1 to 64 letters, digits, `_` and `-`).
 MAX_TOOL_NAME = 64
 

@@ -1,0 +1,259 @@
+"""One resident helper per Gemini CLI session, for hooks that each live one event long (Gemini runs a command hook
+per event, measured on 0.61.0). The first hook that needs the core starts a keeper (`python -m
+slashkit.adapters.gemini.resident`), which starts the bridge's helper, writes the session's state file once the
+helper said READY, and stays as long as the Gemini process and the helper do; the helper goes with its parent,
+the keeper (`slashkit.adapters.bridge.helper`). Later hooks find the helper again through the state file, keyed by
+the session id in a private folder, and speak the bridge's wire to it (docs/bridge.md) one event at a time, under
+a lock, so the events of a session are numbered in the order sent.
+
+The state file also keeps what the hooks of one session share: the event count, the wire's `wants`, and the
+session's own notes (`Session.notes`, the hook translation's).
+"""
+
+import contextlib
+import fcntl
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from slashkit.adapters.bridge import protocol, server
+from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
+from slashkit.adapters.bridge.shim import ANSWER_TIMEOUT_MS, HELPER_MODULE, START_TIMEOUT_MS
+
+#: The name Gemini gives the fail tool of the extension's MCP server `slash-chain` (`mcp_<server>_<tool>`,
+#: measured on 0.61.0); the helper hears it, so that the core's fail note names it so.
+FAIL_TOOL: Final = "mcp_slash-chain_fail"
+HOST: Final = "gemini"
+#: A session id as Gemini makes them (a UUID); anything else names no state file.
+_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
+#: The most of a state file that is read: it holds a few texts of the running chain, each bounded by the wire.
+MAX_STATE: Final = 4 * 1024 * 1024
+
+Json = dict[str, Any]
+
+
+class Unavailable(Exception):
+    """The helper could not be started or did not answer; the message is the `{why}` of the unavailable line."""
+
+
+def folder() -> Path:
+    """The private folder of the state files: only this user's (made with mode 0700, and refused when another
+    user owns it or others may enter it)."""
+    base = Path(os.environ.get("TMPDIR") or "/tmp") / f"slashkit-gemini-{os.getuid()}"
+    try:
+        with contextlib.suppress(FileExistsError):
+            base.mkdir(mode=0o700)
+        found = os.lstat(base)
+    except OSError as error:
+        raise Unavailable(f"no folder for the session's state at {base} ({error.strerror})") from None
+    if found.st_uid != os.getuid() or found.st_mode & 0o077 or not stat.S_ISDIR(found.st_mode):
+        raise Unavailable(f"{base} is not a private folder of this user's")
+    return base
+
+
+def session_id(value: object) -> str | None:
+    """The session's id when it can name a file, else None."""
+    return value if isinstance(value, str) and _SESSION_ID.fullmatch(value) else None
+
+
+class Session:
+    """The state of one Gemini session's chain, as the hooks share it; `open` holds the session's lock."""
+
+    def __init__(self, path: Path, state: Json) -> None:
+        self.path = path
+        self.state = state
+
+    @property
+    def notes(self) -> Json:
+        """What the hook translation keeps between hooks (`slashkit.adapters.gemini.hook`)."""
+        notes = self.state.setdefault("notes", {})
+        return notes if isinstance(notes, dict) else {}
+
+    @property
+    def running(self) -> bool:
+        """A helper was started for this session (it may have gone since)."""
+        return isinstance(self.state.get("socket"), str)
+
+    def wants(self, event: str) -> bool:
+        wants = self.state.get("wants")
+        return isinstance(wants, list) and event in wants
+
+    def ask(self, event: str, e: Json) -> Json:
+        """Sends one event and returns the helper's answer (`reply`, `effects`, `wants`); starts the helper when
+        none runs. Unavailable when it cannot."""
+        if not self.running:
+            self._start()
+        seq = int(self.state.get("seq", 0)) + 1
+        body = json.dumps({"v": protocol.VERSION, "seq": seq, "event": event, "e": e}).encode()
+        try:
+            status, raw = _post(str(self.state["socket"]), server.EVENT_PATH.decode(), body)
+            answer = json.loads(raw)
+        except (OSError, ValueError, http.client.HTTPException) as error:
+            self.forget()
+            raise Unavailable(f"the helper did not answer {event} ({error})") from None
+        self.state["seq"] = seq
+        if status != 200 or not isinstance(answer, dict) or answer.get("v") != protocol.VERSION:
+            why = answer.get("error") if isinstance(answer, dict) else None
+            if status in (409, 500, 503):
+                self.forget()
+            raise Unavailable(f"the helper refused {event}: {str(why or status)[:200]}")
+        self.state["wants"] = answer.get("wants") if isinstance(answer.get("wants"), list) else []
+        return answer
+
+    def forget(self) -> None:
+        """Leaves the helper: the keeper ends it; the next event starts a fresh one."""
+        keeper = self.state.get("keeper")
+        if isinstance(keeper, int) and keeper > 1:
+            with contextlib.suppress(OSError):
+                os.kill(keeper, signal.SIGTERM)
+        for key in ("socket", "keeper", "seq", "wants"):
+            self.state.pop(key, None)
+
+    def _start(self) -> None:
+        argv = [sys.executable, "-m", __name__, str(os.getppid()), self.path.stem]
+        try:
+            keeper = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise Unavailable(f"the helper could not start ({error.strerror})") from None
+        assert keeper.stdout is not None
+        line = _line(keeper.stdout.fileno(), START_TIMEOUT_MS / 1000)
+        keeper.stdout.close()
+        if not line.startswith(f"{READY} "):
+            with contextlib.suppress(OSError):
+                keeper.kill()
+            raise Unavailable("the helper did not say READY")
+        self.state.update(socket=line[len(READY) + 1 :], keeper=keeper.pid, seq=0, wants=[])
+
+
+def _line(descriptor: int, timeout: float) -> str:
+    """The first line read from a pipe within `timeout` seconds (at most 4 KiB), or ''."""
+    import select
+
+    got, deadline = b"", time.monotonic() + timeout
+    while b"\n" not in got and len(got) < 4096:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([descriptor], [], [], left)[0]:
+            return ""
+        piece = os.read(descriptor, 4096)
+        if not piece:
+            return ""
+        got += piece
+    return got.split(b"\n")[0].decode(errors="replace")
+
+
+class _Unix(http.client.HTTPConnection):
+    def __init__(self, path: str) -> None:
+        super().__init__("localhost", timeout=ANSWER_TIMEOUT_MS / 1000)
+        self.unix = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.unix)
+
+
+def _post(path: str, target: str, body: bytes) -> tuple[int, bytes]:
+    connection = _Unix(path)
+    try:
+        connection.request("POST", target, body, {"content-type": "application/json"})
+        response = connection.getresponse()
+        return response.status, response.read(protocol.MAX_BODY + 1)
+    finally:
+        connection.close()
+
+
+def exists(sid: str) -> bool:
+    """Whether the session has state (a chain was typed in it); False when the folder cannot be had either."""
+    try:
+        return (folder() / f"{sid}.json").exists()
+    except Unavailable:
+        return False
+
+
+@contextlib.contextmanager
+def opened(sid: str) -> Iterator[Session]:
+    """The session's state under its lock, written back when the block ends (also when it raised)."""
+    base = folder()
+    path = base / f"{sid}.json"
+    with open(base / f"{sid}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        session = Session(path, _read(path))
+        try:
+            yield session
+        finally:
+            _write(path, session.state)
+
+
+def _read(path: Path) -> Json:
+    try:
+        with open(path, "rb") as file:
+            state = json.loads(file.read(MAX_STATE))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def _write(path: Path, state: Json) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(json.dumps(state))
+    os.replace(temporary, path)
+
+
+def close(sid: str) -> None:
+    """The session ended: its helper goes, and its files."""
+    base = folder()
+    with opened(sid) as session:
+        session.forget()
+    for name in (f"{sid}.json", f"{sid}.lock"):
+        with contextlib.suppress(OSError):
+            (base / name).unlink()
+
+
+def keep(gemini: int, sid: str) -> None:
+    """The keeper: starts the helper, passes its READY line on, then lives as long as the Gemini process and the
+    helper do (the helper ends with it). A Gemini process that ended without its SessionEnd (killed) leaves the
+    session's files to the keeper, which takes them out."""
+    argv = [sys.executable, "-m", HELPER_MODULE, FAIL_TOOL_OPTION, FAIL_TOOL, HOST_OPTION, HOST]
+    helper = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert helper.stdout is not None
+    line = _line(helper.stdout.fileno(), START_TIMEOUT_MS / 1000)
+    print(line, flush=True)
+    os.close(1)
+    signal.signal(signal.SIGTERM, lambda *_: _end(helper))
+    while helper.poll() is None:
+        try:
+            os.kill(gemini, 0)
+        except ProcessLookupError:
+            base = folder()
+            for name in (f"{sid}.json", f"{sid}.lock"):
+                with contextlib.suppress(OSError):
+                    (base / name).unlink()
+            break
+        time.sleep(1)
+    _end(helper)
+
+
+def _end(helper: "subprocess.Popen[bytes]") -> None:
+    with contextlib.suppress(OSError):
+        helper.terminate()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    keep(int(sys.argv[1]), str(session_id(sys.argv[2])))

@@ -1,0 +1,77 @@
+"""Runs the pinned Gemini CLI (scripts/setup.sh: `SLASHKIT_GEMINI`) offline against the scripted Gemini API on
+127.0.0.1 (tests/support/gemini_server.py), in a throwaway HOME, as docs/gemini.md's recipe says: an API key that is
+no key, `GOOGLE_GEMINI_BASE_URL` at the server, no relaunch, the workspace trusted, and the project's settings
+choosing the API key. slashkit goes in as a person installs it: `slashkit gemini install PROJECT_DIR`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from slashkit.adapters import cli
+
+CLI = os.environ.get("SLASHKIT_GEMINI", "")
+MODEL = "gemini-2.5-flash"
+
+
+def available() -> bool:
+    """Whether the pinned Gemini CLI is installed (scripts/setup.sh)."""
+    return os.path.isfile(CLI)
+
+
+class Gemini:
+    """A project with custom commands and slashkit installed, and a HOME of its own."""
+
+    def __init__(self, root: Path) -> None:
+        self.project, self.home = root / "project", root / "home"
+        self.project.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
+
+    def setup(self, commands: Mapping[str, str], install: bool = True) -> Gemini:
+        folder = self.project / ".gemini" / "commands"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, prompt in commands.items():
+            (folder / f"{name}.toml").parent.mkdir(parents=True, exist_ok=True)
+            (folder / f"{name}.toml").write_text(f"prompt = {json.dumps(prompt)}\n")
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+        (self.project / ".gemini" / "settings.json").write_text(json.dumps(settings))
+        if install:
+            assert cli.main(["gemini", "install", str(self.project)]) == 0
+        return self
+
+    def env(self, url: str, **extra: str) -> dict[str, str]:
+        # No slashkit on PATH: the hooks find Python through SLASHKIT_PYTHON, as a test gives it.
+        path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if ".venv" not in p)
+        return {
+            "PATH": path,
+            "HOME": str(self.home),
+            "TERM": "xterm-256color",
+            "GEMINI_API_KEY": "offline",
+            "GOOGLE_GEMINI_BASE_URL": url,
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "SLASHKIT_PYTHON": sys.executable,
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+            **extra,
+        }
+
+    def argv(self) -> list[str]:
+        return [CLI, "-m", MODEL]
+
+    def run(
+        self, line: str, url: str, extra: Mapping[str, str], timeout: float = 90
+    ) -> subprocess.CompletedProcess[str]:
+        """`gemini -m MODEL -p LINE` in the project folder, with `extra` in its environment."""
+        return subprocess.run(
+            [*self.argv(), "-p", line],
+            cwd=self.project,
+            env=self.env(url, **extra),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
