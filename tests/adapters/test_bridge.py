@@ -13,6 +13,7 @@ from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.chain import Step
 from slashkit.core.forecast import MAX_AHEAD
+from slashkit.core.saved_chain import SavedFile, library
 from slashkit.core.texts import FAIL_TOOL_ID, HANDED_CUT, MAX_HANDED, Key, fail_note
 
 
@@ -29,6 +30,11 @@ def send(bridge: Bridge, event: str, **e: Any) -> dict[str, Any]:
 
 def logs(answer: dict[str, Any]) -> list[str]:
     return [fx["text"] for fx in answer["effects"] if fx["kind"] == "log"]
+
+
+def doing(effects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The effects but the status area's text."""
+    return [fx for fx in effects if fx["kind"] != "progress"]
 
 
 @pytest.fixture
@@ -123,7 +129,7 @@ class TestChains:
         timer = send(bridge, "TimerFired", token=ran["effects"][1]["token"])
         run = timer["effects"][0]
         assert (run["kind"], run["command"]) == ("run", "context")
-        assert run["then"] == [{"kind": "log", "text": "all 2 command(s) ran"}]
+        assert doing(run["then"]) == [{"kind": "log", "text": "all 2 command(s) ran"}]
         done = send(bridge, "RunEnded", token=run["token"])
         assert logs(done) == ["all 2 command(s) ran"]
         assert done["wants"] == []
@@ -136,14 +142,14 @@ class TestChains:
 
     def test_the_typed_command_carries_what_its_end_does_all_the_way_to_the_last_line(self, bridge: Bridge) -> None:
         typed = send(bridge, "ChainTyped", command="a", args="&& /b && /c", origin="composer", enabled=True)
-        step_two, after = typed["reply"]["then"]
+        step_two, after = doing(typed["reply"]["then"])
         assert step_two == {"kind": "log", "text": "2/3: /b"}
         [run_b] = after["fires"]
         assert run_b["command"] == "b"
-        step_three, after_b = run_b["then"]
+        step_three, after_b = doing(run_b["then"])
         assert step_three == {"kind": "log", "text": "3/3: /c"}
         [run_c] = after_b["fires"]
-        assert run_c["then"] == [{"kind": "log", "text": "all 3 command(s) ran"}]
+        assert doing(run_c["then"]) == [{"kind": "log", "text": "all 3 command(s) ran"}]
         # The mod carries all of it out as it comes, and says so each time; the helper adds nothing.
         assert send(bridge, "RunEnded", token=1, applied=True)["effects"] == []
         assert send(bridge, "TimerFired", token=after["token"], applied=True)["effects"] == []
@@ -227,7 +233,7 @@ class TestChains:
         assert len(ended) > 6 * p.MAX_TEXT
         decoded = p.decode(ended.encode())
         assert isinstance(decoded, Success), decoded
-        after = json.loads(p.encode(bridge.handle(decoded.unwrap().event)))["effects"][-1]
+        after = doing(json.loads(p.encode(bridge.handle(decoded.unwrap().event)))["effects"])[-1]
         run = send(bridge, "TimerFired", token=after["token"])["effects"][-1]
         assert run["args"].endswith(HANDED_CUT.format(limit=MAX_HANDED))
 
@@ -365,3 +371,44 @@ class TestBuiltinAsked:
         assert denied["reply"]["kind"] == "deny"
         assert denied["reply"]["text"].startswith("/model was not run: only the user sets")
         assert denied["effects"] == []
+
+
+class TestSavedChains:
+    @pytest.fixture
+    def bridge(self) -> Bridge:
+        files = [
+            SavedFile("ship.md", "/p/ship.md", b"---\ndescription: Ships\nargument-hint: <who>\n---\n/cost && /ctx"),
+            SavedFile("cost.md", "/p/cost.md", b"/usage"),
+            SavedFile("bad.md", "/p/bad.md", b"\xff"),
+        ]
+        return Bridge(DictEnvironment(), saved=lambda: library(files))
+
+    def test_the_shim_is_told_which_saved_chains_to_offer_and_which_the_host_has(self, bridge: Bridge) -> None:
+        asked = send(bridge, "SavedAsked", commands=["cost", "context"])
+
+        assert asked["reply"] == {
+            "kind": "saved",
+            "chains": [{"name": "ship", "description": "Ships", "argument_hint": "<who>"}],
+            "shadowed": ["cost"],
+        }
+        assert logs(asked) == ["saved chain /p/bad.md: it is not UTF-8 (byte 0)"]
+
+    def test_a_saved_chain_typed_by_name_answers_and_runs_its_steps_showing_where_it_is(self, bridge: Bridge) -> None:
+        typed = send(
+            bridge, "ChainTyped", command="ship", args="", origin="composer", enabled=True, commands=["cost", "ctx"]
+        )
+
+        assert typed["reply"] == {"kind": "command.answer", "text": "/ship runs 2 command(s)"}
+        line, after, progress = typed["effects"]
+        assert (line, progress) == (
+            {"kind": "log", "text": "1/2: /cost"},
+            {"kind": "progress", "text": "chain 1/2: /cost · next /ctx"},
+        )
+        assert [fx["command"] for fx in after["fires"]] == ["cost"]
+        run = after["fires"][0]
+        assert run["then"][-1] == {"kind": "progress", "text": "chain 2/2: /ctx"}
+
+    def test_the_saved_chains_are_never_taken_from_the_wire(self) -> None:
+        decoded = p.decode(message("ChainTyped", command="x", args="", origin="composer", enabled=True, saved={}))
+
+        assert decoded.failure() == "bad ChainTyped event: invalid value for type, expected Library @ $.saved"

@@ -43,16 +43,29 @@ def typed(text: str = "&& /b") -> ChainTyped:
 def test_each_timer_and_run_is_named_by_a_token_the_host_sends_back() -> None:
     head = s.on_event(s.opened(), typed())
     assert head.reply == s.RunTyped("", 1)
-    assert head.effects == (Log("1/2: /a"), s.StepStarted(1, 1, 2, Step("a", "")))
+    assert head.effects == (
+        Log("1/2: /a"),
+        s.StepStarted(1, 1, 2, Step("a", "")),
+        s.Progress("chain 1/2: /a · next /b"),
+    )
 
     timer = s.on_event(head.session, s.RunEnded(1))
-    assert timer.effects == (Log("2/2: /b"), s.After(0, 2), s.StepStarted(1, 2, 2, Step("b", "", "&&")))
+    assert timer.effects == (
+        Log("2/2: /b"),
+        s.After(0, 2),
+        s.StepStarted(1, 2, 2, Step("b", "", "&&")),
+        s.Progress("chain 2/2: /b"),
+    )
 
     run = s.on_event(timer.session, s.TimerFired(2))
     assert run.effects == (s.Run("b", "", 3),)
 
     ended = s.on_event(run.session, s.RunEnded(3))
-    assert ended.effects == (Log("all 2 command(s) ran"), ChainEnded(1, Outcome("success", False, Tally(2))))
+    assert ended.effects == (
+        Log("all 2 command(s) ran"),
+        ChainEnded(1, Outcome("success", False, Tally(2))),
+        s.Progress(None),
+    )
     assert ended.session.pending == {}
 
 

@@ -25,6 +25,7 @@ from slashkit.core.chain_machine import (
 from slashkit.core.driver import Driver
 from slashkit.core.policy import DEFAULT_RULE, Rule
 from slashkit.core.ports import RunOutcome
+from slashkit.core.saved_chain import NO_SAVED, Library
 from slashkit.core.self_command import Identity
 from slashkit.core.session import BUILTIN_KEY, ENABLED_KEY, enabled
 from slashkit.core.texts import CHAIN_COMMAND
@@ -107,11 +108,12 @@ class ManualClock:
 
 @define
 class RecordingUi:
-    """Records the transcript lines and toasts, in order, and counts the times the tool descriptions were to be
-    drawn again."""
+    """Records the transcript lines and toasts, in order, every text the status area showed (None: cleared), and
+    counts the times the tool descriptions were to be drawn again."""
 
     lines: list[str] = field(factory=list)
     toasts: list[str] = field(factory=list)
+    statuses: list[str | None] = field(factory=list)
     invalidated: int = 0
 
     def log(self, text: str) -> None:
@@ -122,6 +124,9 @@ class RecordingUi:
 
     def invalidate(self) -> None:
         self.invalidated += 1
+
+    def progress(self, text: str | None) -> None:
+        self.statuses.append(text)
 
 
 @define
@@ -194,6 +199,8 @@ class MemoryHost:
     #: lich's control_session, answering (target, action, value) with (text, is_error).
     lich_control: Callable[[object, object, object], tuple[str, bool]] = lambda *_: ("", True)
     rule: Rule = DEFAULT_RULE
+    #: The saved chains the host reads (slashkit.core.saved_chain), as if from its folders.
+    saved: Library = NO_SAVED
     runs: list[tuple[str, str]] = field(factory=list)
     #: Who started each run of `runs`, by the engine's origin kind (`composer`, `plugin`, ...).
     origins: list[str] = field(factory=list)
@@ -239,7 +246,7 @@ class MemoryHost:
             return
         command, _, args = text[1:].partition(" ")
         self.run_command(command, args, origin)
-        if holds_chain(args):
+        if holds_chain(args) or self.saved.named(command) is not None:
             self.settle()
 
     def run_command(
@@ -248,7 +255,9 @@ class MemoryHost:
         """Runs a command from any origin through the hooks, as the engine does: the chain hook hears every run
         whose arguments its matcher accepts, whoever started it."""
         listed = (tuple(self.builtins()), (*self.commands, CHAIN_COMMAND))
-        reply = self.handle(ChainTyped(command, args, origin, self.enabled(), *listed)) if holds_chain(args) else None
+        chained = holds_chain(args) or self.saved.leaving(listed[1]).named(command) is not None
+        typed = ChainTyped(command, args, origin, self.enabled(), *listed, saved=self.saved)
+        reply = self.handle(typed) if chained else None
         match reply:
             case s.RunTyped(head, token):
                 self._run(command, head, origin, self.driver.reporter(token))
@@ -322,7 +331,8 @@ class MemoryHost:
         self.runs.append((command, args))
         self.origins.append(origin)
         if command == CHAIN_COMMAND:
-            reply = self.handle(ChainCommandTyped(args, self.enabled(), origin))
+            typed = ChainCommandTyped(args, self.enabled(), origin, self.saved, tuple(self.commands))
+            reply = self.handle(typed)
             answer = reply.text if isinstance(reply, CommandAnswer) else ""
             self.answers.append(answer)
             done(Success(answer))

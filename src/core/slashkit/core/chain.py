@@ -27,11 +27,16 @@ SEPARATOR: Final = re.compile(
 @frozen
 class Step:
     """One command of a chain: its name without the slash, its arguments as typed, and the operator before it
-    (the first command's is `&&`: nothing stands before it, and it always runs)."""
+    (the first command's is `&&`: nothing stands before it, and it always runs).
+
+    A step a saved chain brought (`slashkit.core.saved_chain`) names it in `by`, since its text came from a file and
+    not from whoever typed the chain, and numbers in `calls` the saved-chain calls it is part of, outermost first."""
 
     command: str
     args: str
     op: Operator = "&&"
+    by: str | None = None
+    calls: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -51,10 +56,10 @@ class Chain:
 def parse_chain(args: str) -> Chain:
     """Splits the arguments the engine handed the first command at each operator followed by `/<name>`.
 
-    >>> parse_chain("x && /b y")
-    Chain(head='x', rest=(Step(command='b', args='y', op='&&'),))
-    >>> parse_chain("src | /commit ; /clear")
-    Chain(head='src', rest=(Step(command='commit', args='', op='|'), Step(command='clear', args='', op=';')))
+    >>> parse_chain("x && /b y").head, parse_chain("x && /b y").rest[0].name
+    ('x', '/b y')
+    >>> [(s.op, s.command) for s in parse_chain("src | /commit ; /clear").rest]
+    [('|', 'commit'), (';', 'clear')]
     >>> parse_chain("a && b")
     Chain(head='a && b', rest=())
     """

@@ -15,6 +15,7 @@ from slashkit.core import texts
 from slashkit.core.chain import Operator, Step, parse_chain
 from slashkit.core.js_text import js_trim, js_trim_end
 from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, command_name
+from slashkit.core.saved_chain import NO_SAVED, Expanded, Library, expand, origin_of
 from slashkit.core.texts import Wait
 
 #: How a step ended: success when it ended well by the seed's rules (returned, its turn ended with an answer, its
@@ -114,9 +115,10 @@ class ChainState:
 
 @frozen
 class ChainTyped:
-    """A command whose arguments hold `&& /<name>` was run; `enabled` is the stored setting, read just now, and so
-    are `commands`, every name in the host's command list (empty: it could not list them), and `builtins`, the
-    built-ins among them, which the refusal rule reads."""
+    """A command whose arguments hold `&& /<name>` was run, or a saved chain's name; `enabled` is the stored
+    setting, read just now, and so are `commands`, every name in the host's command list (empty: it could not list
+    them), and `builtins`, the built-ins among them, which the refusal rule reads; and `saved`, the saved chains
+    (the helper reads them; a name the host has in `commands` stays the host's)."""
 
     command: str
     args: str
@@ -124,6 +126,7 @@ class ChainTyped:
     enabled: bool
     builtins: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
+    saved: Library = NO_SAVED
 
 
 @frozen
@@ -204,11 +207,14 @@ class FailCalled:
 @frozen
 class ChainCommandTyped:
     """`/slash-chain` was run with these arguments; `enabled` is the stored setting, read just now; `origin` says
-    who ran it, as `ChainTyped`'s does (None: the host names none, and only the person reaches its command)."""
+    who ran it, as `ChainTyped`'s does (None: the host names none, and only the person reaches its command);
+    `saved` and `commands` as `ChainTyped`'s, for `list`."""
 
     args: str
     enabled: bool
     origin: str | None = None
+    saved: Library = NO_SAVED
+    commands: tuple[str, ...] = ()
 
 
 Event = (
@@ -350,8 +356,8 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return _cancel(state, r)
         case FailCalled(reason, agent):
             return _fail_called(state, reason, agent)
-        case ChainCommandTyped(args, enabled, origin):
-            return _chain_command(state, args, enabled, origin)
+        case ChainCommandTyped():
+            return _chain_command(state, event)
         case _:
             return Transition(state)
 
@@ -411,15 +417,28 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
         cancelled = _cancel(state, r)
         state, effects = cancelled.state, cancelled.effects
     chain = parse_chain(event.args)
-    if not chain.rest or not event.enabled:
+    saved = event.saved.leaving(event.commands)
+    head = Step(event.command, chain.head)
+    calls = saved.named(event.command) is not None
+    if calls and not event.enabled:
+        return Transition(state, effects, CommandAnswer(texts.saved_off_text(event.command)))
+    if not (chain.rest or calls) or not event.enabled:
         if rule.may_run(event.command, event.origin, args=event.args):
             return Transition(state, effects)
         return Transition(state, effects, CommandAnswer(texts.refused_text(typed, event.origin)))
+    expanded = expand((head, *chain.rest), saved)
+    if not isinstance(expanded, Expanded):
+        return Transition(state, effects, CommandAnswer(expanded.why))
     if state.running is not None:
         # One anyone else starts replaces the running chain without a line, as in the seed.
         dropped = _dropped(state, state.running)
         state, effects = dropped.state, (*effects, *dropped.effects)
-    return _start(state, Step(event.command, chain.head), chain.rest, (event.origin, rule), effects)
+    first, *rest = expanded.steps
+    if calls:
+        # The typed name is a saved chain's, which the host has no run for: its steps run from timers, as any
+        # step after the first does, and the typed command answers with a line.
+        return _start_saved(state, head, expanded.steps, (event.origin, rule), effects)
+    return _start(state, first, tuple(rest), (event.origin, rule), effects)
 
 
 def _is_step(r: Running | None, args: str) -> bool:
@@ -441,17 +460,39 @@ def _start(
     first command runs in the typed command's place, unless the rule keeps it from running; then the typed
     command is answered with the refusal and the chain goes on without it."""
     origin, rule = by
-    runs = all(rule.may_run(s.command, origin, args=s.args) for s in (head, *rest))
-    mixed = any(s.op != "&&" for s in rest) or not runs
-    started = state.started + 1
-    first = Running(started, 1, len(rest) + 1, head, rest, origin=origin, mixed=mixed, rule=rule)
-    state = attrs.evolve(state, running=first, started=started)
+    mixed = _mixed((head, *rest), by)
+    first = Running(state.started + 1, 1, len(rest) + 1, head, rest, origin=origin, mixed=mixed, rule=rule)
+    state = attrs.evolve(state, running=first, started=first.chain)
     if rule.may_run(head.command, origin, args=head.args):
         line = Log(texts.step_text(1, first.total, head))
-        return Transition(state, (*effects, line), RunHead(started, 1, head.args))
+        return Transition(state, (*effects, line), RunHead(first.chain, 1, head.args))
     refused = Log(texts.skipped_text(1, first.total, head, texts.refused_why(head, origin)))
     moved = _go_on(state, first, "success", False, Tally(skipped=1), (*effects, refused))
     return attrs.evolve(moved, reply=CommandAnswer(texts.refused_text(head, origin)))
+
+
+def _start_saved(
+    state: ChainState, call: Step, steps: tuple[Step, ...], by: tuple[str, Rule], effects: tuple[Effect, ...]
+) -> Transition:
+    """Starts a chain whose typed command is a saved chain's name: before its first step (index 0 stands for the
+    call itself), then on from a timer as after any step that ended well."""
+    origin, rule = by
+    before = Running(state.started + 1, 0, len(steps), call, steps, origin=origin, mixed=_mixed(steps, by), rule=rule)
+    state = attrs.evolve(state, started=before.chain)
+    moved = _go_on(state, before, "success", False, Tally(), effects)
+    return attrs.evolve(moved, reply=CommandAnswer(texts.saved_started_text(call, len(steps))))
+
+
+def _mixed(steps: tuple[Step, ...], by: tuple[str, Rule]) -> bool:
+    """Tells whether the seed's lines do not apply: an operator besides `&&`, or a step the rule keeps from running."""
+    origin, rule = by
+    runs = all(rule.may_run(s.command, _origin(s, origin), args=s.args) for s in steps)
+    return any(s.op != "&&" for s in steps) or not runs
+
+
+def _origin(step: Step, origin: str) -> str:
+    """Who a step's text came from: the chain's origin, or the saved chain whose file holds it."""
+    return origin if step.by is None else origin_of(step.by)
 
 
 def _after_run(state: ChainState, r: Running) -> Transition:
@@ -508,18 +549,30 @@ def _go_on(
 
 def _walk(r: Running, status: Status, ran_ok: bool) -> tuple[list[tuple[int, Step, str]], tuple[int, Step] | None]:
     """Reads the steps after the running one as bash would after this status: the ones passed over (with why),
-    and the next one to run, if any. `ran_ok` says the running step ran and ended well, which a `|` needs."""
+    and the next one to run, if any. `ran_ok` says the running step ran and ended well, which a `|` needs.
+
+    A saved chain's call that its operator passes over is passed over whole, as bash skips a function's body: the
+    steps of the call that its first step enters (`Step.calls`) go with the same why."""
     passed: list[tuple[int, Step, str]] = []
+    around = r.step.calls
+    skipping: tuple[int, str] | None = None
     for index, step in enumerate(r.left, start=r.index + 1):
-        if _runs(step.op, status, ran_ok):
-            handed = step.op == "|"
-            if r.rule.may_run(step.command, r.origin, handed, step.args):
+        entered = [c for c in step.calls if c not in around]
+        around = step.calls
+        if skipping is not None and skipping[0] in step.calls:
+            passed.append((index, step, skipping[1]))
+        elif _runs(step.op, status, ran_ok):
+            skipping = None
+            origin = _origin(step, r.origin)
+            if r.rule.may_run(step.command, origin, step.op == "|", step.args):
                 return passed, (index, step)
-            by_person = r.rule.typed_by_person(r.origin)
-            why = texts.handed_refused_why(step) if by_person else texts.refused_why(step, r.origin)
+            by_person = r.rule.typed_by_person(origin)
+            why = texts.handed_refused_why(step) if by_person else texts.refused_why(step, origin)
             passed.append((index, step, why))
         else:
-            passed.append((index, step, texts.SKIP_WHY[step.op]))
+            why = texts.SKIP_WHY[step.op]
+            skipping = (entered[0], why) if entered else None
+            passed.append((index, step, why))
         ran_ok = False
     return passed, None
 
@@ -594,10 +647,12 @@ def _fail_called(state: ChainState, reason: object, agent: str | None) -> Transi
     return attrs.evolve(stopped, reply=ToolAnswered(texts.FAIL_STOPPED))
 
 
-def _chain_command(state: ChainState, args: str, enabled: bool, origin: str | None) -> Transition:
+def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
     """`/slash-chain`: nothing gives the status; stop, on and off act (on and off only for the person, or as the
-    running step of a chain they typed, which the rule let run); anything else gets the usage."""
+    running step of a chain they typed, which the rule let run); list names the saved chains; anything else gets
+    the usage."""
     r = state.running
+    args, enabled, origin = typed.args, typed.enabled, typed.origin
     word = js_trim(args)
     if origin is not None and not state.rule.may_run(texts.CHAIN_COMMAND, origin, args=args) and not _is_step(r, args):
         return Transition(state, reply=CommandAnswer(texts.refused_text(Step(texts.CHAIN_COMMAND, args), origin)))
@@ -611,6 +666,8 @@ def _chain_command(state: ChainState, args: str, enabled: bool, origin: str | No
         if r is None:
             return Transition(state, reply=CommandAnswer(texts.NO_CHAIN_RUNS))
         return attrs.evolve(_cancel(state, r), reply=CommandAnswer(texts.cancelled_text(r.left)))
+    if word == texts.LIST_WORD:
+        return Transition(state, reply=CommandAnswer(typed.saved.listing(typed.commands)))
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
     running = None if r is None else (r.index, r.total, r.step, r.wait)

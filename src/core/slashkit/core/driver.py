@@ -72,5 +72,7 @@ class Driver:
                 self._store.set(s.BUILTIN_KEY, on)
             case s.Invalidate():
                 self._ui.invalidate()
+            case s.Progress(text):
+                self._ui.progress(text)
             case _:
                 self._told(effect)

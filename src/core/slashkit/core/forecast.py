@@ -2,10 +2,10 @@
 with the effect that starts them, so the host need not wait a round trip for the step after.
 
 Each is the pure move of `slashkit.core.session` run on the session as it is now: the core is deterministic, so
-if the host sends no other event first, the forecast is what it will do. Nothing is
-changed to make one. A forecast holds only lines, timers and runs, the effects a host carries out at once; a
-move that does anything else (answers, saves, toasts) gets none, and neither does a run whose text a `|`
-hands on (`hands_on`: the forecast cannot know the text).
+if the host sends no other event first, the forecast is what it will do. Nothing is changed to make one. A
+forecast holds only lines, timers, runs and the status area's text, the effects a host carries out at once; a
+move that does anything else (answers, saves, toasts) gets none, and neither does a run whose text a `|` hands
+on (`hands_on`: the forecast cannot know the text).
 
 A forecast looks a bounded number of moves ahead (MAX_AHEAD): each move ahead nests one level deeper, and the
 moves, the converter and JSON all recurse once per level, so an unbounded one let a long enough chain (123
@@ -23,6 +23,7 @@ from slashkit.core.session import (
     After,
     Effect,
     Moved,
+    Progress,
     Report,
     Run,
     RunEnded,
@@ -62,21 +63,21 @@ def foresee(state: Session, effect: Effect, held: Held, ahead: int = MAX_AHEAD) 
     return effect
 
 
-def then(state: Session, token: int, held: Held, ahead: int = MAX_AHEAD) -> tuple[Log | After, ...] | None:
+def then(state: Session, token: int, held: Held, ahead: int = MAX_AHEAD) -> tuple[Log | After | Progress, ...] | None:
     """What the run with this token does when it resolves well, when lines and timers are all it does."""
     if ahead <= 0 or hands_on(state.chains):
         return None
     moved = on_event(state, RunEnded(token))
     effects = _foreseen(moved, ahead - 1)
-    if effects is None or not all(isinstance(e, Log | After) for e in effects):
+    if effects is None or not all(isinstance(e, Log | After | Progress) for e in effects):
         return None
     held(token)
     return effects  # type: ignore[return-value]  # checked just above
 
 
-def _fires(state: Session, token: int, held: Held, ahead: int) -> tuple[Log | Run, ...] | None:
+def _fires(state: Session, token: int, held: Held, ahead: int) -> tuple[Log | Run | Progress, ...] | None:
     effects = _foreseen(on_event(state, TimerFired(token)), ahead - 1)
-    if effects is None or not all(isinstance(e, Log | Run) for e in effects):
+    if effects is None or not all(isinstance(e, Log | Run | Progress) for e in effects):
         return None
     held(token)
     return effects  # type: ignore[return-value]  # checked just above

@@ -27,7 +27,7 @@ class CommandRunner(Protocol):
 
 
 class UiLog(Protocol):
-    """The session's transcript, its passing notices, and the tool descriptions the model is shown."""
+    """The session's transcript, its passing notices, its status area, and the tool descriptions the model is shown."""
 
     def log(self, text: str) -> None: ...
 
@@ -35,6 +35,10 @@ class UiLog(Protocol):
 
     def invalidate(self) -> None:
         """Asks the host for the tool descriptions again (they change once self-commands start)."""
+        ...
+
+    def progress(self, text: str | None) -> None:
+        """Shows where a running chain is in the host's status area; None clears it (the chain ended)."""
         ...
 
 

@@ -33,6 +33,7 @@ from slashkit.core.chain_machine import (
     ToolAnswered,
 )
 from slashkit.core.policy import DEFAULT_RULE, SETTINGS, Denied, Rule, chain_words, is_refused
+from slashkit.core.saved_chain import NO_SAVED, Library
 from slashkit.core.self_command import ControlQueued, Lich, Request, SkillQueued
 from slashkit.core.texts import Key
 
@@ -137,6 +138,15 @@ class BuiltinAsked:
     switched_on: bool = True
 
 
+@frozen
+class SavedAsked:
+    """The host asks which saved chains to offer in its command menu: `commands` are the names it has of its own
+    (leaving out the saved chains it offers), `saved` the saved chains as read (the helper reads them)."""
+
+    commands: tuple[str, ...] = ()
+    saved: Library = NO_SAVED
+
+
 Event = (
     m.ChainTyped
     | m.ChainCommandTyped
@@ -154,9 +164,17 @@ Event = (
     | ControlAnswered
     | WhoamiAnswered
     | BuiltinAsked
+    | SavedAsked
 )
 
 # Effects: what the host is to do (Log and SaveEnabled are the machine's own)
+
+
+@frozen
+class Progress:
+    """Show this text in the host's status area while a chain runs (`texts.progress_text`); None clears it."""
+
+    text: str | None
 
 
 @frozen
@@ -174,7 +192,7 @@ class Run:
     command: str
     args: str
     token: int
-    then: "tuple[Log | After, ...] | None" = None
+    then: "tuple[Log | After | Progress, ...] | None" = None
 
 
 @frozen
@@ -184,7 +202,7 @@ class After:
 
     ms: int
     token: int
-    fires: tuple[Log | Run, ...] | None = None
+    fires: tuple[Log | Run | Progress, ...] | None = None
 
 
 @frozen
@@ -214,7 +232,7 @@ class StepStarted:
 #: that reports its chains' progress: a host that shows nothing ignores them, the wire does not carry them, and a
 #: forecast leaves them out.
 Report = StepStarted | ChainEnded
-Effect = Log | Toast | After | Run | SaveEnabled | SaveBuiltin | Invalidate | Report
+Effect = Log | Toast | After | Run | SaveEnabled | SaveBuiltin | Invalidate | Progress | Report
 
 # Replies: how the hook the host holds open answers (PromptText, CommandAnswer, ToolAnswered, Denied,
 # SkillQueued and ControlQueued are the machine's and the self-command decisions' own)
@@ -227,7 +245,7 @@ class RunTyped:
 
     args: str
     token: int
-    then: tuple[Log | After, ...] | None = None
+    then: tuple[Log | After | Progress, ...] | None = None
 
 
 @frozen
@@ -235,6 +253,23 @@ class Description:
     """The tool's description, amended."""
 
     text: str
+
+
+@frozen
+class Offered:
+    """A saved chain the host offers in its command menu: its name, description and argument hint."""
+
+    name: str
+    description: str
+    argument_hint: str
+
+
+@frozen
+class SavedListed:
+    """The saved chains to offer as commands, and the ones left to the host's command of the same name."""
+
+    chains: tuple[Offered, ...]
+    shadowed: tuple[str, ...]
 
 
 @frozen
@@ -255,6 +290,7 @@ Reply = (
     | SkillQueued
     | ControlQueued
     | AskWhoami
+    | SavedListed
     | None
 )
 
@@ -395,8 +431,18 @@ def on_event(session: Session, event: Event) -> Moved:
             return _builtin_asked(session, event)
         case m.ChainCommandTyped():
             return _chain_command(session, event)
+        case SavedAsked(commands, saved):
+            return Moved(session, tuple(Log(p.text) for p in saved.problems), _offered(saved, commands))
         case _:
             return _chains_moved(session, m.on_event(session.chains, event))
+
+
+def _offered(saved: Library, commands: tuple[str, ...]) -> SavedListed:
+    """The saved chains a host offers: every one whose name it has no command of."""
+    leaving = saved.leaving(commands)
+    offered = tuple(Offered(c.name, c.description, c.argument_hint) for c in leaving.chains)
+    shadowed = tuple(c.name for c in saved.chains if c not in leaving.chains)
+    return SavedListed(offered, shadowed)
 
 
 def _outside_lich(session: Session) -> bool:
@@ -558,11 +604,15 @@ def _chains_moved(session: Session, moved: m.Transition) -> Moved:
             case m.RunStep(command=command, args=args):
                 session, token = session.hold(effect)
                 effects.append(Run(command, args, token))
-            case Log() | SaveEnabled() | ChainEnded():
+            case Log() | SaveEnabled():
                 effects.append(effect)
+            case ChainEnded():
+                effects.extend((effect, Progress(None)))
     now = session.chains.running
     if now is not None and (before is None or not before.is_step(now.chain, now.index)):
-        effects.append(StepStarted(now.chain, now.index, now.total, now.step))
+        after = now.left[0] if now.left else None
+        progress = Progress(texts.progress_text(now.index, now.total, now.step, after))
+        effects.extend((StepStarted(now.chain, now.index, now.total, now.step), progress))
     reply: Reply
     match moved.reply:
         case m.RunHead(args=args):

@@ -14,8 +14,8 @@ from slashkit.core.js_text import JS_WHITESPACE
 #: The command this library adds to the engine, and the plugin that owns the fail tool.
 CHAIN_COMMAND: Final = "slash-chain"
 CHAIN_COMMAND_DESCRIPTION: Final = "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
-CHAIN_COMMAND_HINT: Final = "[stop | on | off | builtin on | builtin off]"
-USAGE: Final = "expects nothing (the status), stop, on, off, builtin on or builtin off"
+CHAIN_COMMAND_HINT: Final = "[stop | on | off | list | builtin on | builtin off]"
+USAGE: Final = "expects nothing (the status), stop, on, off, list, builtin on or builtin off"
 NO_CHAIN_RUNS: Final = "no chain runs"
 ON_TEXT: Final = "on: /a && /b runs /b once /a ended well"
 OFF_TEXT: Final = "off: the engine runs the first command alone, as it does without the mod"
@@ -288,6 +288,35 @@ def queued_stop_text(queued: str, runs: bool) -> str:
 def next_text(step: Step) -> str:
     """The status's note on what waits after the running step: `; next: || /rollback`."""
     return f"; next: {step.op} /{step.command}"
+
+
+# Saved chains (slashkit.core.saved_chain)
+
+#: The word `/slash-chain` takes to list the saved chains.
+LIST_WORD: Final = "list"
+
+
+def saved_started_text(call: Step, steps: int) -> str:
+    """The answer to a saved chain's name typed as a command: `/ship Bob runs 3 command(s)`."""
+    return f"{shown(call.name)} runs {steps} command(s)"
+
+
+def saved_off_text(name: str) -> str:
+    """The answer to a saved chain's name while chains are off."""
+    return f"/{shown(name)} is a saved chain, and slash chains are off: /{CHAIN_COMMAND} on runs it"
+
+
+def progress_text(index: int, total: int, step: Step, after: Step | None) -> str:
+    """What a host's status area shows while a step runs: `chain 2/3: /test · next /commit` (the operator before
+    the next step when it is not `&&`: `· next || /rollback`)."""
+    now = f"chain {index}/{total}: {shown(step.name)}"
+    if after is None:
+        return now
+    op = "" if after.op == "&&" else f"{after.op} "
+    return f"{now} · next {op}/{shown(after.command)}"
+
+
+NO_SAVED_CHAINS: Final = "no saved chains: write one as .slashkit/chains/<name>.md (one chain line)"
 
 
 #: The line a plugin logs when its Python helper cannot answer, and what the person gets meanwhile.

@@ -8,14 +8,19 @@ One `Bridge` per helper process.
 
 import sys
 import threading
+from collections.abc import Callable
+
+import attrs
 
 from slashkit.adapters.bridge import protocol as p
+from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import HOSTS
 from slashkit.core.forecast import foreseen
 from slashkit.core.policy import rule_for
 from slashkit.core.ports import Environment
+from slashkit.core.saved_chain import NO_SAVED, Library
 
 #: How long an event waits for the one the host sent before it.
 ORDER_WAIT_S = 2.0
@@ -31,6 +36,11 @@ ALLOW_VARIABLE = "SLASHKIT_ALLOW"
 HARNESS_VARIABLE = "SLASHKIT_HARNESS"
 
 
+#: The events that carry the saved chains, which the helper reads from disk as each comes (a file the person just
+#: wrote counts at once).
+SAVED_EVENTS = (m.ChainTyped, m.ChainCommandTyped, s.SavedAsked)
+
+
 class LateEvent(Exception):
     """An event that came after the helper counted it gone: its state and the host's have parted, so the host is
     to give this helper up (the server answers 409) and start a fresh one."""
@@ -39,12 +49,19 @@ class LateEvent(Exception):
 class Bridge:
     """The core of one host session behind the wire format."""
 
-    def __init__(self, env: Environment, fail_tool: str | None = None, host: str = "claude-code") -> None:
+    def __init__(
+        self,
+        env: Environment,
+        fail_tool: str | None = None,
+        host: str = "claude-code",
+        saved: Callable[[], Library] = lambda: NO_SAVED,
+    ) -> None:
         """`fail_tool` is the fail tool's name as the host gives it to the model, which the fail note names; None
         for Claude Code's. `host` names the host whose allowlist the refusal rule applies (allowlist.HOSTS),
         widened by the names the person listed in `SLASHKIT_ALLOW`; a session a slashkit harness drives
         (`SLASHKIT_HARNESS`, which the Agent SDK host sets for its Claude Code) is not typed by the person. The
-        session's lich variables say whether self-commands may start."""
+        session's lich variables say whether self-commands may start. `saved` reads the saved chains, with each event
+        that carries them (`SAVED_EVENTS`): the shim never sends them."""
         rule = rule_for(HOSTS[host], env.get(ALLOW_VARIABLE), bool(env.get(HARNESS_VARIABLE)))
         lich = (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"))
         self.state = s.opened(rule, fail_tool or texts.FAIL_TOOL_ID, lich)
@@ -52,6 +69,7 @@ class Bridge:
         self._version = 0
         #: The version the forecast of a timer or run holds for, by token.
         self._foreseen: dict[int, int] = {}
+        self._saved = saved
 
     @property
     def version(self) -> int:
@@ -126,6 +144,8 @@ class Bridge:
         def held(token: int) -> None:
             self._foreseen[token] = version
 
+        if isinstance(event, SAVED_EVENTS):
+            event = attrs.evolve(event, saved=self._saved())
         moved = foreseen(s.on_event(self.state, event), held)
         effects = () if self._carried_out(event, version - 1) else moved.effects
         self.state = moved.session

@@ -33,6 +33,7 @@ export type Effect =
   | { kind: 'save.enabled'; enabled: boolean }
   | { kind: 'save.builtin'; enabled: boolean }
   | { kind: 'invalidate' }
+  | { kind: 'progress'; text: string | null }
 
 /** A reply the caller of `ask` answers its hook with (docs/bridge.md, "Answer"); every kind means one thing. */
 export type Reply =
@@ -44,6 +45,11 @@ export type Reply =
   | { kind: 'prompt'; text: string }
   | { kind: 'description'; text: string }
   | { kind: 'skill'; command: string; note: string }
+  | Saved
+
+/** The saved chains to offer in the host's command menu (`SavedAsked`), and the names left to the host's own. */
+export type Saved = { kind: 'saved'; chains: Offered[]; shadowed: string[] }
+export type Offered = { name: string; description: string; argument_hint: string }
 
 /** Run the typed command with these args, and say how it ended through the answer's `ticket`. */
 export type RunTyped = { kind: 'run.typed'; args: string; token: number; then?: Effect[] | null }
@@ -109,6 +115,8 @@ export type Host = {
   saveBuiltin(enabled: boolean): Promise<void>
   /** Asks the host for the tool descriptions again. */
   invalidate(): void
+  /** Shows where a running chain is in the host's status area; null clears it. A host without one leaves it out. */
+  progress?(text: string | null): void
   /**
    * Who lich says this session is: the stdout of `$LICH_BIN whoami --json` when it exited 0 within
    * WHOAMI_TIMEOUT_MS (host.ts), else null (no LICH_BIN, or not an absolute path; a run that failed, timed out or
@@ -402,6 +410,8 @@ function isEffect(value: unknown, depth: number): value is Effect {
       return typeof fx.enabled === 'boolean'
     case 'invalidate':
       return true
+    case 'progress':
+      return fx.text === null || typeof fx.text === 'string'
     case 'after': {
       const ms = fx.ms
       const wait = typeof ms === 'number' && Number.isInteger(ms) && ms >= 0 && ms <= MAX_AFTER_MS
@@ -431,8 +441,20 @@ function isReply(value: unknown): value is WireReply | null | undefined {
       return typeof reply.text === 'string'
     case 'skill':
       return typeof reply.command === 'string' && typeof reply.note === 'string'
+    case 'saved':
+      return Array.isArray(reply.chains) && reply.chains.every(isOffered) && isStrings(reply.shadowed)
   }
   return false
+}
+
+function isOffered(value: unknown): value is Offered {
+  if (typeof value !== 'object' || value === null) return false
+  const offered = value as Record<string, unknown>
+  return [offered.name, offered.description, offered.argument_hint].every(field => typeof field === 'string')
+}
+
+function isStrings(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(item => typeof item === 'string')
 }
 
 /** Races a host call against a timer, so a helper that hangs never holds a turn past `ms`. */
@@ -543,6 +565,9 @@ async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<vo
       return
     case 'invalidate':
       host.invalidate()
+      return
+    case 'progress':
+      host.progress?.(fx.text)
       return
     case 'after':
       host.after(fx.ms, () => {

@@ -72,10 +72,11 @@ def main(args: list[str] | None = None) -> None:
     gc.disable()
     from slashkit.adapters.bridge.bridge import Bridge
     from slashkit.adapters.bridge.server import serve
+    from slashkit.adapters.saved_chains import load
 
     gc.freeze()
     gc.enable()
-    serve(directory, listener, Bridge(os.environ, fail_tool, host))
+    serve(directory, listener, Bridge(os.environ, fail_tool, host, load))
 
 
 def options(args: list[str]) -> tuple[str | None, str]:

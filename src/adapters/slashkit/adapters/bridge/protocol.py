@@ -20,6 +20,7 @@ from returns.result import Failure, Result, Success
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core.policy import Denied
+from slashkit.core.saved_chain import Library
 from slashkit.core.self_command import ControlQueued, SkillQueued
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ KINDS: Final[dict[type[Any], str]] = {
     SkillQueued: "skill",
     ControlQueued: "control",
     s.AskWhoami: "whoami",
+    s.Progress: "progress",
+    s.SavedListed: "saved",
 }
 
 
@@ -98,6 +101,8 @@ def _written(value: Any) -> dict[str, Any]:
     for name in ("fires", "then"):
         if fields.get(name) is not None:
             fields[name] = [_written(nested) for nested in fields[name]]
+    if isinstance(value, s.SavedListed):
+        fields["chains"] = [attrs.asdict(offered) for offered in value.chains]
     return {"kind": KINDS[type(value)], **fields}
 
 
@@ -142,6 +147,7 @@ def converter() -> "Converter":
         made.register_structure_hook_factory(is_sequence, _array_only)
         # A value the model chose (a fail reason) comes as it is, of any type.
         made.register_structure_hook_func(lambda kind: kind is object, lambda value, _: value)
+        made.register_structure_hook(Library, _not_sent)
         made.register_structure_hook_factory(
             lambda kind: kind in EVENTS.values(),
             lambda kind: make_dict_structure_fn(kind, made, _cattrs_forbid_extra_keys=True),
@@ -157,6 +163,11 @@ def _exactly(kind: type[Any]) -> Any:
         return value
 
     return structure
+
+
+def _not_sent(value: Any, _: type[Any]) -> Any:
+    """The saved chains are read by the helper from disk, never taken from the wire."""
+    raise ValueError("the saved chains are the helper's to read, not the host's to send")
 
 
 def _array_only(kind: Any, made: "Converter") -> Any:

@@ -9,6 +9,7 @@ session; this module says how one step runs in Codex and how its turn ended.
 import contextlib
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Final, Unpack
 
 from attrs import frozen
@@ -77,6 +78,7 @@ class CodexSession(Harness[Raw]):
         words = [codex] if isinstance(codex, str) else list(codex)
         self._argv = [*words, *(part for item in config for part in ("-c", item)), "app-server"]
         self._cwd, self._env = cwd, env
+        self._project = None if cwd is None else Path(cwd)
         self._approval_policy, self._sandbox = approval_policy, sandbox
         self._server: AppServer | None = None
         self._thread = ""

@@ -128,3 +128,6 @@ class Agenda:
             case s.Invalidate():
                 # Only a session started inside lich asks it (`SessionStarted`), which this host never sends.
                 pass
+            case s.Progress():
+                # A harness shows progress from `StepStarted` and `ChainEnded` (slashkit run's progress line).
+                pass

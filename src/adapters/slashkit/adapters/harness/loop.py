@@ -4,6 +4,7 @@ back to the core. A host says only how to send one query and how it ended (`Harn
 """
 
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping
+from pathlib import Path
 from typing import Final, Generic, Self, TypedDict, TypeVar
 
 from attrs import frozen
@@ -11,6 +12,7 @@ from attrs import frozen
 from slashkit.adapters.harness.agenda import Agenda, Query, SettingStore, chain_of, started_by
 from slashkit.adapters.harness.events import CommandStarted, Event, Output, StepEnd, StepEnded
 from slashkit.adapters.memory import DictStore
+from slashkit.adapters.saved_chains import load
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core import texts
@@ -18,6 +20,7 @@ from slashkit.core.allowlist import Allowlist
 from slashkit.core.chain import Step, holds_chain
 from slashkit.core.js_text import js_trim_end
 from slashkit.core.policy import Denied, rule_for
+from slashkit.core.saved_chain import NO_SAVED, Library
 from slashkit.core.texts import CHAIN_COMMAND
 
 #: The origin of what the harness types for the person: their own input, which may run anything and cancels a
@@ -142,6 +145,10 @@ class Harness(Generic[M]):
         #: The names the session knows (None: it listed none, and no step is refused for being unknown).
         self._known: frozenset[str] | None = None
         self._builtins: Collection[str] = frozenset()
+        #: The project whose saved chains the session runs (None: the working directory), which a host sets.
+        self._project: Path | None = None
+        #: Whether the files that are no saved chains were told, once a session.
+        self._told_saved = False
 
     # Lifecycle: `async with session:` connects, and disconnects at the end
 
@@ -213,22 +220,24 @@ class Harness(Generic[M]):
             raise ValueError(f"the text is {len(text):,} characters, over the {self.max_typed:,} one query may hold")
         command, _, args = text.removeprefix("/").partition(" ")
         origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
-        chained = text.startswith("/") and holds_chain(args)
         listed = (tuple(self._builtins), tuple(self._known or ()))
+        saved = self._saved()
+        calls = saved.leaving(listed[1]).named(command) is not None
+        chained = text.startswith("/") and (holds_chain(args) or calls)
         alone = text.startswith("/") and not chained
         if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
             for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
                 yield event
             return
         if text.startswith("/") and command == CHAIN_COMMAND:
-            for event in self._answer(Step(command, args), self._chain_command(args)):
+            for event in self._answer(Step(command, args), self._chain_command(args, saved)):
                 yield event
             return
         if not chained:
             async for event in self._alone(text, origin):
                 yield event
             return
-        moved = self._agenda.move(m.ChainTyped(command, args, origin, self._agenda.enabled, *listed))
+        moved = self._agenda.move(m.ChainTyped(command, args, origin, self._agenda.enabled, *listed, saved))
         first: Query | None = None
         match moved.reply:
             case s.RunTyped(head, token):
@@ -261,10 +270,20 @@ class Harness(Generic[M]):
         """`/slash-chain off`: a chain typed from now on runs as typed, one command; a running one is cancelled."""
         return self._chain_command("off")
 
-    def _chain_command(self, args: str) -> str:
-        """`/slash-chain args`: the text the command answers."""
-        reply = self._agenda.move(m.ChainCommandTyped(args, self._agenda.enabled)).reply
+    def _chain_command(self, args: str, saved: Library = NO_SAVED) -> str:
+        """`/slash-chain args`: the text the command answers (`list` reads `saved`)."""
+        typed = m.ChainCommandTyped(args, self._agenda.enabled, None, saved, tuple(self._known or ()))
+        reply = self._agenda.move(typed).reply
         return reply.text if isinstance(reply, m.CommandAnswer) else ""
+
+    def _saved(self) -> Library:
+        """The saved chains as their files are now; the first time in a session, the ones that are none are told
+        (as lines, with what the next `run` yields)."""
+        saved = load(self._project)
+        if not self._told_saved:
+            self._told_saved = True
+            self._agenda.move(s.SavedAsked(tuple(self._known or ()), saved))
+        return saved
 
     # Drivers
 

@@ -8,6 +8,7 @@ import dataclasses
 import gc
 import json
 from collections.abc import AsyncIterator, Collection, Mapping
+from pathlib import Path
 from typing import Any, Final, Unpack, cast
 
 from claude_agent_sdk import (
@@ -82,6 +83,7 @@ class SlashSession(Harness[Message]):
         #: Why the SDK stopped reading the session, once it did.
         self._unreadable: str | None = None
         base = client.options if client is not None else (options or ClaudeAgentOptions())
+        self._project = None if base.cwd is None else Path(base.cwd)
         amended = self._amend(base)
         if client is None:
             client = ClaudeSDKClient(amended)

@@ -1,0 +1,63 @@
+"""A saved chain's file (issue 28): front matter and one chain line; every file that is none is one line naming it
+and why, and the others still work."""
+
+import pytest
+
+from slashkit.core.saved_chain import MAX_FILE, Problem, SavedChain, SavedFile, library, read
+
+
+def file(data: bytes, name: str = "ship.md") -> SavedFile:
+    return SavedFile(name, f"/p/{name}", data)
+
+
+def test_front_matter_gives_the_description_and_the_argument_hint() -> None:
+    text = b'---\ndescription: "Ships: the lot"\nargument-hint: <who>\nallowed-tools: Bash\n---\n\n/greet $1 && /x\n\n'
+
+    assert read(file(text)) == SavedChain("ship", "/greet $1 && /x", "/p/ship.md", "Ships: the lot", "<who>")
+
+
+def test_a_file_without_front_matter_is_its_chain_line() -> None:
+    assert read(file(b"  /greet\r\n")) == SavedChain("ship", "/greet", "/p/ship.md")
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "says"),
+    [
+        (b"\xff/greet", "ship.md", "saved chain /p/ship.md: it is not UTF-8 (byte 0)"),
+        (b"/" + b"a" * MAX_FILE, "ship.md", "saved chain /p/ship.md: it is over 64 KiB"),
+        (b"/greet", "sh ip.md", "saved chain /p/sh ip.md: its name is not letters, digits, - and _ (at most 64)"),
+        (b"/greet", "a" * 65 + ".md", "its name is not letters"),
+        (b"\n  \n", "ship.md", "saved chain /p/ship.md: its body is empty; a saved chain is one chain line"),
+        (b"---\ndescription: x\n---\n", "ship.md", "its body is empty"),
+        (b"/a\n\n/b", "ship.md", "saved chain /p/ship.md:3: holds a second line; a saved chain is one chain line"),
+        (b"greet Bob", "ship.md", "saved chain /p/ship.md:1: 'greet Bob' is no chain line: it starts with /name"),
+        (b"/ greet", "ship.md", "is no chain line"),
+        (b"---\ndescription: x\n", "ship.md", "saved chain /p/ship.md:1: its front matter has no closing ---"),
+        (b"---\ndescription: x\n/greet", "ship.md", "saved chain /p/ship.md:3: its front matter line '/greet' is no"),
+        (b"---\nnot a pair\n---\n/greet", "ship.md", "saved chain /p/ship.md:2: its front matter line 'not a pair'"),
+    ],
+)
+def test_a_file_that_is_no_saved_chain_is_one_line_naming_it_and_why(data: bytes, name: str, says: str) -> None:
+    found = read(file(data, name))
+
+    assert isinstance(found, Problem)
+    assert says in found.text
+    assert "\n" not in found.text
+
+
+def test_an_unreadable_file_says_so() -> None:
+    assert read(SavedFile("ship.md", "/p/ship.md", None)) == Problem("/p/ship.md", "it could not be read")
+
+
+def test_a_bad_file_leaves_the_others_working() -> None:
+    found = library([file(b"\xff", "bad.md"), file(b"/greet", "good.md")])
+
+    assert [c.name for c in found.chains] == ["good"]
+    assert [p.source for p in found.problems] == ["/p/bad.md"]
+
+
+def test_a_line_from_a_file_stays_one_line() -> None:
+    found = read(file(b"hello\x85/model x"))
+
+    assert isinstance(found, Problem)
+    assert "\x85" not in found.text

@@ -1,0 +1,214 @@
+"""Saved chains (issue 28): a chain written once in `.slashkit/chains/<name>.md` and typed by name, run as a shell runs
+a function, on the in-memory host; every file step under the rule for text the person did not type."""
+
+import pytest
+
+from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, host
+from slashkit.core.chain_machine import Outcome, Tally
+from slashkit.core.saved_chain import MAX_DEPTH, MAX_STEPS, Library, SavedFile, library
+
+
+def saved(**bodies: str) -> Library:
+    """The saved chains of a project whose files hold these bodies, by name."""
+    files = [SavedFile(f"{name}.md", f".slashkit/chains/{name}.md", body.encode()) for name, body in bodies.items()]
+    return library(files)
+
+
+def tiny_host(**bodies: str) -> MemoryHost:
+    h = host(tiny=Local(), greet=Local(), bad=Throws("it broke"), ask=Prompt("do it"), config=Command(builtin=True))
+    h.saved = saved(**bodies)
+    return h
+
+
+def test_a_saved_chain_typed_by_name_runs_its_steps_with_the_arguments_filled_in() -> None:
+    h = tiny_host(ship="/greet $1 && /tiny done for $ARGUMENTS")
+
+    h.type("/ship Bob Carol")
+
+    assert h.runs == [("greet", "Bob"), ("tiny", "done for Bob Carol")]
+    assert h.answers == ["/ship Bob Carol runs 2 command(s)"]
+    assert h.ui.lines == ["1/2: /greet Bob", "2/2: /tiny done for Bob Carol", "all 2 command(s) ran"]
+    assert h.outcomes == [Outcome("success", False, Tally(2))]
+
+
+def test_a_saved_chain_and_a_typed_step_after_it() -> None:
+    h = tiny_host(ship="/greet $1")
+
+    h.type("/ship Bob && /tiny")
+
+    assert h.runs == [("greet", "Bob"), ("tiny", "")]
+    assert h.ui.lines[-1] == "all 2 command(s) ran"
+
+
+def test_a_saved_chain_as_a_later_step_of_a_typed_chain() -> None:
+    h = tiny_host(ship="/greet $1 && /tiny")
+
+    h.type("/tiny first && /ship Bob")
+
+    assert h.runs == [("tiny", "first"), ("greet", "Bob"), ("tiny", "")]
+
+
+def test_a_saved_chain_inside_a_saved_chain_is_a_function_call_whose_last_status_is_the_steps() -> None:
+    # check = `/bad $1 || /tiny fixed`: /bad fails, /tiny fixed runs, so check ended well and /tiny done runs.
+    h = tiny_host(ship="/check $1 && /tiny done", check="/bad $1 || /tiny fixed")
+
+    h.type("/ship Bob")
+
+    assert h.runs == [("bad", "Bob"), ("tiny", "fixed"), ("tiny", "done")]
+    assert h.outcomes[0].status == "success"
+
+
+def test_a_call_its_operator_passes_over_is_passed_over_whole() -> None:
+    # As bash skips a function's body: /tiny ran well, so `|| /ship` does not run, and neither does its `&& /greet`
+    # (read flat, `/tiny || /greet x && /greet y` would run /greet y).
+    h = tiny_host(ship="/greet x && /greet y")
+
+    h.type("/tiny || /ship && /tiny after")
+
+    assert h.runs == [("tiny", ""), ("tiny", "after")]
+    assert h.ui.lines[1:3] == [
+        "skipped 2/4: /greet x (the last command succeeded)",
+        "skipped 3/4: /greet y (the last command succeeded)",
+    ]
+
+
+def test_a_cycle_runs_nothing_and_one_answer_names_it() -> None:
+    h = tiny_host(loop="/tiny && /loop2", loop2="/loop")
+
+    h.type("/loop")
+
+    assert h.runs == []
+    assert h.answers == ["saved chains call each other in a cycle (loop -> loop2 -> loop); nothing ran"]
+    assert h.ui.lines == []
+
+
+def test_saved_chains_nest_at_most_eight_deep() -> None:
+    bodies = {f"n{i}": f"/n{i + 1}" for i in range(MAX_DEPTH)} | {f"n{MAX_DEPTH}": "/tiny deepest"}
+    h = tiny_host(**bodies)
+
+    h.type("/n1")
+    assert h.runs == [("tiny", "deepest")]  # n1 .. n8: eight deep
+
+    h.type("/n0")
+    assert h.runs == [("tiny", "deepest")]
+    assert h.answers[-1].startswith("saved chains nest more than 8 deep (n0 -> n1 -> ")
+
+
+def test_saved_chains_that_multiply_past_the_bound_run_nothing() -> None:
+    wide = " ; ".join(["/w2"] * 17)
+    h = tiny_host(w1=wide, w2=" ; ".join(["/tiny"] * 16))
+
+    h.type("/w1")
+
+    assert h.runs == []
+    assert h.answers == [f"the saved chains make more than {MAX_STEPS} steps; nothing ran"]
+
+
+def test_a_restricted_built_in_from_a_file_is_refused_with_its_line_and_the_next_step_runs() -> None:
+    h = tiny_host(ship="/config model=opus ; /model opus ; /tiny after")
+
+    h.type("/ship")
+
+    assert h.runs == [("tiny", "after")]
+    assert h.ui.lines == [
+        "skipped 1/3: /config model=opus (only the person may run /config, and this came from saved chain ship)",
+        "skipped 2/3: /model opus (only the person may run /model, and this came from saved chain ship)",
+        "3/3: /tiny after",
+        "ended: 1 succeeded, 0 failed, 2 skipped",
+    ]
+
+
+def test_a_file_cannot_turn_slash_chains_off() -> None:
+    h = tiny_host(ship="/slash-chain off ; /slash-chain builtin off ; /tiny")
+
+    h.type("/ship")
+
+    assert ("slash-chain", "off") not in h.runs
+    assert h.store.data == {}
+    assert h.runs == [("tiny", "")]
+
+
+def test_a_typed_chain_step_of_the_person_still_runs_a_restricted_built_in() -> None:
+    # The person's own `/config` beside a saved chain is typing; only the file's steps are held to the rule.
+    h = tiny_host(ship="/tiny")
+
+    h.type("/ship && /config theme=dark")
+
+    assert h.runs == [("tiny", ""), ("config", "theme=dark")]
+
+
+def test_a_name_the_host_has_is_the_hosts() -> None:
+    h = tiny_host(greet="/tiny")
+
+    h.type("/greet Bob && /tiny")
+
+    assert h.runs == [("greet", "Bob"), ("tiny", "")]
+
+
+def test_a_saved_chain_typed_while_chains_are_off_says_so_and_runs_nothing() -> None:
+    h = tiny_host(ship="/tiny")
+    h.type("/slash-chain off")
+
+    h.type("/ship")
+
+    assert h.runs == [("slash-chain", "off")]
+    assert h.answers[-1] == "/ship is a saved chain, and slash chains are off: /slash-chain on runs it"
+
+
+def test_the_status_area_shows_the_step_that_runs_and_the_next_then_clears() -> None:
+    h = tiny_host(ship="/tiny a && /greet || /tiny c")
+
+    h.type("/ship")
+
+    assert h.ui.statuses == [
+        "chain 1/3: /tiny a · next /greet",
+        "chain 2/3: /greet · next || /tiny",
+        None,
+    ]
+
+
+def test_a_prompt_step_of_a_saved_chain_waits_for_its_turn_and_the_status_names_it() -> None:
+    h = tiny_host(ship="/ask $1 && /tiny")
+
+    h.type("/ship now")
+    assert h.runs == [("ask", "now")]
+    assert h.ui.statuses == ["chain 1/2: /ask now · next /tiny"]
+
+    h.end_turn("answer")
+    assert h.runs == [("ask", "now"), ("tiny", "")]
+
+
+def test_list_names_each_saved_chain_where_it_comes_from_and_the_files_that_are_none() -> None:
+    h = host(greet=Local())
+    h.saved = library(
+        [
+            SavedFile("ship.md", "/p/.slashkit/chains/ship.md", b"---\ndescription: Ships it\n---\n/greet"),
+            SavedFile("greet.md", "/p/.slashkit/chains/greet.md", b"/x"),
+            SavedFile("two.md", "/p/.slashkit/chains/two.md", b"/a\n/b"),
+        ]
+    )
+
+    h.type("/slash-chain list")
+
+    assert h.answers == [
+        "/greet [/p/.slashkit/chains/greet.md] (shadowed: the host has its own /greet)\n"
+        "/ship - Ships it [/p/.slashkit/chains/ship.md]\n"
+        "saved chain /p/.slashkit/chains/two.md:2: holds a second line; a saved chain is one chain line"
+    ]
+
+
+def test_list_says_how_to_write_one_when_there_is_none() -> None:
+    h = host()
+
+    h.type("/slash-chain list")
+
+    assert h.answers == ["no saved chains: write one as .slashkit/chains/<name>.md (one chain line)"]
+
+
+@pytest.mark.parametrize("origin", ["plugin", "harness"])
+def test_a_saved_chain_started_by_someone_else_runs_under_the_same_rule(origin: str) -> None:
+    h = tiny_host(ship="/tiny ; /config x")
+
+    h.type("/ship", origin=origin)
+
+    assert h.runs == [("tiny", "")]
