@@ -23,7 +23,7 @@ const OPENCODE_NAMES = [
   'toggle-thinking', 'timeline', 'timestamps', 'toggle-timestamps', 'undo', 'unshare',
 ]
 
-/** The saved chains the plugin registered, and the core's lines about the files (a bad one, a shadowed name). */
+/** The saved chains the plugin registered, and the core's lines about the files it could not read as chains. */
 export class Saved {
   private readonly names = new Set<string>()
   private notices: string[] = []
