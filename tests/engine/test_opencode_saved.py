@@ -58,19 +58,20 @@ def write_chains(project: Path, chains: Mapping[str, str]) -> None:
         (folder / f"{name}.md").write_text(body)
 
 
-Start = Callable[[Sequence[Turn]], Run]
+Start = Callable[..., Run]
 
 
 @pytest.fixture
 def start(tmp_path: Path) -> Iterator[Start]:
-    """`start(script)` gives a Run on a project with COMMANDS and CHAINS; everything stops when the test ends."""
+    """`start(script, chains=CHAINS)` gives a Run on a project with COMMANDS and these saved chains; everything stops
+    when the test ends."""
     runs: list[Iterator[Run]] = []
 
-    def begin(script: Sequence[Turn]) -> Run:
+    def begin(script: Sequence[Turn], chains: Mapping[str, str] = CHAINS) -> Run:
         def made() -> Iterator[Run]:
             with OpenAIServer(script) as model:
                 project = write_project(tmp_path / "project", model.url, COMMANDS)
-                write_chains(project, CHAINS)
+                write_chains(project, chains)
                 install(config_dir(project), sys.executable)
                 with OpencodeServer(project, tmp_path) as server:
                     yield Run(server, model)
@@ -141,3 +142,13 @@ def test_a_built_in_step_from_a_file_is_refused_with_its_line_and_the_semicolon_
         "3/3: /greet after",
         "ended: 2 succeeded, 0 failed, 1 skipped",
     ]
+
+
+def test_a_bad_file_is_one_line_in_the_session_and_every_other_saved_chain_still_runs(start: Start) -> None:
+    run = start([text("Hello Bob"), text("Hello done")], {"ship": CHAINS["ship"], "empty": ""})
+    run.typed("ship", "Bob")
+    run.server.wait_quiet(run.session, quiet=2.5)
+    assert run.asked() == ["Greet Bob warmly.", "Greet done warmly."]
+    [bad, *chain] = run.lines()
+    assert "empty.md" in bad
+    assert chain == ["1/2: /greet Bob", "/ship Bob runs 2 command(s)", "2/2: /greet done", "all 2 command(s) ran"]
