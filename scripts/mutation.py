@@ -36,7 +36,7 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 WORK: Final = ROOT / ".mutation"
 EQUIVALENT_FILE: Final = ROOT / "scripts" / "equivalent-mutants.txt"
 #: The modules `scripts/mutate` runs when none is named: the ones docs/testing.md sets goals for.
-DEFAULT_MODULES: Final = ("policy", "chain", "chain_machine", "self_command", "session")
+DEFAULT_MODULES: Final = ("policy", "chain", "chain_machine", "self_command", "session", "saved_chain")
 FAST_TESTS: Final = ("tests/unit", "tests/property", "src/slashkit/core")
 #: pytest's arguments for every run: the database off, and the one fast test that reads the repository's own
 #: layout (which imports each module makes), which the work folder does not have and no mutant changes.
@@ -85,6 +85,12 @@ CONSTANT_MUTANTS: Final = (
     ConstantMutant("chain_machine", "STEP_OUTPUT", '"StepOutputs"', "the name hosts read is another"),
     ConstantMutant("self_command", "SKILL_TOOL", '"skill"', "the Skill tool is not recognised"),
     ConstantMutant("self_command", "CONTROL_TOOL", '"mcp__lich__control"', "lich's tool is not recognised"),
+    ConstantMutant("saved_chain", "NAME", 're.compile(r"[A-Za-z0-9_.-]{1,64}")', "a name may hold a dot"),
+    ConstantMutant("saved_chain", "NAME", 're.compile(r"[A-Za-z0-9_-]{1,65}")', "a name may be 65 long"),
+    ConstantMutant("saved_chain", "MAX_FILE", "64 * 1024 + 1", "a file one byte over 64 KiB is read"),
+    ConstantMutant("saved_chain", "MAX_DEPTH", "9", "calls nest 9 deep"),
+    ConstantMutant("saved_chain", "MAX_STEPS", "257", "a line may bring 257 steps"),
+    ConstantMutant("saved_chain", "KEYS", 'frozenset({"description"})', "the argument hint is dropped"),
 )
 
 

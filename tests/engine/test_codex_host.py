@@ -286,3 +286,21 @@ def test_a_prompt_alone_ends_as_a_step_shown_as_its_text_not_as_a_slash_command(
         assert not [e for e in events if isinstance(e, CommandStarted)]
 
     with_codex([text("Done.")], body)
+
+
+def test_a_saved_chain_of_the_project_runs_by_name_and_a_restricted_step_from_it_is_refused() -> None:
+    async def body(session: CodexSession, model: OpenAIServer, home: CodexHome) -> None:
+        folder = home.project / ".slashkit" / "chains"
+        folder.mkdir(parents=True)
+        (folder / "ship.md").write_text("/greet $1 ; /model o3 ; /greet $2\n")
+        events = await chain(session, "/ship Bob Carol")
+        assert lines(events) == [
+            "1/3: /greet Bob",
+            "skipped 2/3: /model o3 (only the person may run /model, and this came from saved chain ship)",
+            "3/3: /greet Carol",
+            "ended: 2 succeeded, 0 failed, 1 skipped",
+        ]
+        first, second = model.main_requests
+        assert "Bob" in first.all_text() and second.user_texts()[-2].startswith("Carol")
+
+    with_codex([text("Hello Bob!"), text("Hello Carol!")], body)

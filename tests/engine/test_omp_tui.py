@@ -14,7 +14,7 @@ from slashkit.core.chain import Step
 from slashkit.core.texts import fail_note
 from tests.support.omp_cli import Omp, available
 from tests.support.openai_server import http_error, text, tool_call
-from tests.support.tui import tui_on
+from tests.support.tui import saved_chain_screens, status_lines, tui_on
 
 pytestmark = [
     pytest.mark.engine,
@@ -94,3 +94,12 @@ def test_a_model_mark_handed_on_by_a_pipe_tags_no_model(tmp_path: Path) -> None:
         tui.wait(lambda s: "all 2 command(s) ran" in s)
     assert model.requests[1].last_user_text().endswith("Echo: ^^fake/other-model")
     assert not any("<model agent=" in r.all_text() for r in model.requests)
+
+
+def test_a_saved_chain_in_omp_shows_its_step_on_the_status_line_until_it_ended(tmp_path: Path) -> None:
+    mid, end, model = saved_chain_screens(Omp(tmp_path), "fake-model")
+    # omp shows an extension's status on a line of its own under its status line (measured on 18.2.3).
+    assert status_lines(mid) == ["chain 1/2: /greet Bob · next /bye"]
+    assert status_lines(end) == []
+    asked = [r.last_user_text().rsplit("</system-reminder>\n", 1)[-1].split("\n")[0] for r in model.requests]
+    assert asked == ["Say hello to Bob", "Say bye to Bob"]

@@ -12,7 +12,7 @@ from slashkit.adapters.pi.install import STORE_FILE
 from slashkit.core.texts import OFF_TEXT
 from tests.support.openai_server import text
 from tests.support.pi_cli import SUMMARIZING, Pi, available
-from tests.support.tui import tui_on
+from tests.support.tui import saved_chain_screens, status_lines, tui_on
 
 pytestmark = [
     pytest.mark.engine,
@@ -66,4 +66,28 @@ def test_slash_chain_off_typed_in_the_tui_is_the_persons(tmp_path: Path) -> None
         tui.type("/slash-chain off")
         tui.wait(lambda s: OFF_TEXT[:40] in s)
     assert json.loads((tmp_path / "state" / "slashkit" / STORE_FILE).read_text()) == {"enabled": False}
+    assert model.requests == []
+
+
+def test_a_saved_chain_shows_its_step_on_the_status_line_until_it_ended(tmp_path: Path) -> None:
+    mid, end, _ = saved_chain_screens(Pi(tmp_path), "slashkit")
+    # pi shows an extension's status on a line of its own under the footer (measured on 1.6.0).
+    assert status_lines(mid) == ["chain 1/2: /greet Bob · next /bye"]
+    assert "ANSWER ONE" not in mid
+    assert "ANSWER TWO" in end
+    assert status_lines(end) == []
+
+
+def test_a_saved_chain_is_in_the_command_menu_with_its_description(tmp_path: Path) -> None:
+    chains = {"ship": "---\ndescription: Ships it\nargument-hint: <who>\n---\n/greet $1 && /bye $1\n"}
+    with tui_on(Pi(tmp_path), [], {"greet": "Say hello to $1", "bye": "Say bye to $1"}, chains) as (tui, model, _):
+        tui.wait(lambda s: "slashkit" in s)
+        tui.key("/")
+        tui.key("s")
+        tui.key("h")
+        menu = tui.wait(lambda s: "Ships it" in s)
+    # pi shows no argument hint for an extension's command: it leads the description (docs/pi.md).
+    entry = next(line for line in menu.splitlines() if "Ships it" in line).split()
+    assert entry[0] == "ship"
+    assert " ".join(entry[1:]).endswith("<who> — Ships it")
     assert model.requests == []

@@ -76,9 +76,13 @@ export class FakeHelper {
   readonly clock: MockClock
   /** The argv of every `$.process.spawn`. */
   readonly spawned: string[][] = []
-  /** Every /v1/event request, in order. */
+  /** Every /v1/event request but the saved chains' (`offered`), in order. */
   readonly sent: Sent[] = []
-  /** The socket each /v1/event request went to. */
+  /** Every `SavedAsked` request, which each session start sends: kept apart, so `sent` holds what a test did. */
+  readonly offered: Sent[] = []
+  /** What the plugin set its status to (`$.ui.status`), in order; undefined clears it. */
+  readonly statuses: Array<string | undefined> = []
+  /** The socket each request of `sent` went to. */
   readonly sockets: string[] = []
   /** The sockets of the /v1/exit requests the plugin sent. */
   readonly exits: string[] = []
@@ -92,12 +96,16 @@ export class FakeHelper {
   placed = true
   /** What the plugin registered: `/name` for a command, the tool's name for a tool, with the spec. */
   readonly registered: Array<{ name: string; spec: unknown }> = []
+  /** The names the engine refuses to register, as it refuses one a command of the person's holds already. */
+  readonly taken = new Set<string>()
   /** Every command the engine ran beneath the plugin. */
   readonly ran: CommandRan[] = []
   /** How each spawn behaves, taken in order; `ready` once they run out. */
   spawnModes: SpawnMode[] = []
   /** The helper's script: its answer to each request (a promise holds the answer back). */
   answer: (sent: Sent) => Response | Promise<Response> = () => ({})
+  /** Its answer to `SavedAsked`: by default, no saved chains. */
+  saved: (sent: Sent) => Response | Promise<Response> = () => ({ reply: savedReply([]) })
   /** The argv of every `$.process.run`, and how each run ends: a result, or a rejection (a child the engine killed
    * at its timeout rejects the call). By default, as a `lich` that is not there: exit 127. */
   readonly processRuns: string[][] = []
@@ -184,6 +192,14 @@ export function commandAnswer(value: string): WireReply {
   return { kind: 'command.answer', text: value }
 }
 
+/** A saved chain as the helper names it in a `saved` reply. */
+export type SavedChain = { name: string; description: string; argument_hint: string }
+
+/** The helper's answer to `SavedAsked`: these saved chains, and the names it leaves to the engine. */
+export function savedReply(chains: SavedChain[], shadowed: string[] = []): WireReply {
+  return { kind: 'saved', chains, shadowed }
+}
+
 /** A reply that answers the fail tool's call with this text (not an error). */
 export function toolAnswer(value: string): WireReply {
   return { kind: 'tool.answer', text: value }
@@ -200,6 +216,7 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
 
   on('session.start', (_, e) => ({ cwd: e.cwd }))
   on('command.register', (_, e) => {
+    if (fake.taken.has(e.name)) return { deny: `"/${e.name}" refused: it is the user's /${e.name}` }
     fake.registered.push({ name: `/${e.name}`, spec: e })
     return { value: { command: e.name } }
   })
@@ -212,6 +229,10 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
       { name: 'compact', description: 'Clear conversation history but keep a summary', source: 'builtin' },
       { name: 'model', description: 'Set the AI model', source: 'builtin' },
       { name: 'slash-chain', description: 'Runs /a && /b', source: 'plugin', plugin: 'slash-chain' },
+      // The saved chains the plugin registered, as the engine lists a plugin's commands.
+      ...fake.registered
+        .filter(r => r.name.startsWith('/') && r.name !== '/slash-chain')
+        .map(r => ({ name: r.name.slice(1), description: '', source: 'plugin' as const, plugin: 'slash-chain' })),
     ],
   }))
 
@@ -223,6 +244,11 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
   })
   on('ui.toast', (_, e) => {
     fake.toasts.push(e.text)
+    fake.changed()
+    return { value: undefined }
+  })
+  on('ui.status', (_, e) => {
+    fake.statuses.push(e.text)
     fake.changed()
     return { value: undefined }
   })
@@ -310,10 +336,14 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
     const request = { event: body.event, e: body.e }
     const path = init.socketPath ?? ''
     if (!fake.live.has(path)) return { deny: `failed: ECONNREFUSED: nothing listens on ${path}` }
-    fake.sent.push(request)
-    fake.sockets.push(path)
+    const offer = request.event === 'SavedAsked'
+    if (offer) fake.offered.push(request)
+    else {
+      fake.sent.push(request)
+      fake.sockets.push(path)
+    }
     fake.changed()
-    const response = await fake.answer(request)
+    const response = await (offer ? fake.saved : fake.answer)(request)
     if ('hang' in response) return await never<{ deny: string }>()
     if ('deny' in response) return { deny: response.deny }
     if ('raw' in response) {

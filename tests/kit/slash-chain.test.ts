@@ -12,6 +12,7 @@ import {
   HELPER_ARGS,
   never,
   type Response,
+  savedReply,
   type SpawnMode,
   socket,
   START,
@@ -54,7 +55,7 @@ const PANES: { name: string; register: Register } = {
 const TURN = { answer: 'done', durationMs: 12, isAborted: false, turnId: 'turn-1', reason: 'answer' } as const
 
 describe('session start', () => {
-  test('registers /slash-chain, the fail tool and the builtin tool, and starts no helper', async ($, on) => {
+  test('registers /slash-chain, the fail tool and the builtin tool, then asks the helper for the saved chains', async ($, on) => {
     const fake = fakeHelper(on)
     expect(await $.session.start(START)).toEqual({ cwd: START.cwd })
     expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail', 'builtin'])
@@ -65,7 +66,8 @@ describe('session start', () => {
       description: expect.stringContaining('/compact'),
       inputSchema: { type: 'object', required: ['command'] },
     })
-    expect(fake.spawned).toEqual([])
+    expect(fake.spawned).toHaveLength(1)
+    expect(fake.offered.map(s => s.event)).toEqual(['SavedAsked'])
     expect(fake.sent).toEqual([])
   })
 
@@ -75,6 +77,8 @@ describe('session start', () => {
     on('tool.call', { tool: BUILTIN_TOOL }, () => ({ result: "the host's builtin" }))
     await $.session.start(START)
     expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain'])
+    // The host runs saved chains itself: the session asks for none.
+    expect(fake.offered).toEqual([])
     expect(await $.tool.call({ tool: FAIL_TOOL, reason: 'no Bob' })).toEqual({ result: "the host's fail" })
     expect(await $.tool.call({ tool: BUILTIN_TOOL, command: 'compact' })).toEqual({ result: "the host's builtin" })
     expect(fake.sent).toEqual([])
@@ -123,14 +127,14 @@ describe('event forwarding', () => {
     expect(fake.sent[0]?.e).toMatchObject({ enabled: true })
   })
 
-  test('a single command sends nothing, starts no helper and runs as typed', async ($, on) => {
+  test('a single command sends nothing and runs as typed', async ($, on) => {
     const fake = fakeHelper(on, { store: { enabled: true } })
     await $.session.start(START)
     const single = ['', 'x', 'a && b', 'x&& /b', 'x &&', 'x && /', 'x && /b/c', 'x &&& /b', 'x && ./b']
     for (const args of single) {
       expect(await $.command.run(typed('cost', args))).toEqual({ text: `ran /cost ${args}` })
     }
-    expect(fake.spawned).toEqual([])
+    expect(fake.spawned).toHaveLength(1)
     expect(fake.sent).toEqual([])
     expect(fake.ran.map(r => r.args)).toEqual(single)
   })
@@ -141,11 +145,11 @@ describe('event forwarding', () => {
     await $.session.start(START)
     const answer = await $.command.run(typed('slash-chain', 'off'))
     expect(answer).toEqual({ text: 'slash-chain: on, no chain running' })
-    expect(fake.sent).toEqual([{ event: 'ChainCommandTyped', e: { args: 'off', enabled: true } }])
+    expect(fake.sent).toEqual([{ event: 'ChainCommandTyped', e: { args: 'off', enabled: true, commands: LISTED.commands } }])
     expect(fake.ran).toEqual([])
   })
 
-  test('optional events start no helper until an answer wants them', { plugins: [PANES] }, async ($, on) => {
+  test('optional events are not sent until an answer wants them', { plugins: [PANES] }, async ($, on) => {
     const fake = fakeHelper(on)
     await $.session.start(START)
     expect(await $.skill.prompt({ skill: 'review', text: 'Review the diff' })).toEqual({ text: 'Review the diff' })
@@ -153,7 +157,6 @@ describe('event forwarding', () => {
     await $.command.run(typed('close-board', ''))
     await $.turn.complete(TURN)
     await $.prompt.submit({ text: 'hello', wait: false, origin: { kind: 'composer' } })
-    expect(fake.spawned).toEqual([])
     expect(fake.sent).toEqual([])
     expect(fake.panes).toEqual(['open board', 'close board'])
   })
@@ -277,14 +280,14 @@ describe('self-commands', () => {
     ])
   })
 
-  test('a Skill call the tool refused goes to the helper, started for it; a skill reply loads it', async ($, on) => {
+  test('a Skill call the tool refused goes to the helper; a skill reply loads it', async ($, on) => {
     const fake = fakeHelper(on)
     on('tool.call', { tool: 'Skill' }, () => SKILL_REFUSAL)
     fake.answer = sent =>
       sent.event === 'SkillAnswered' ? { reply: { kind: 'skill', command: 'compact', note: '/compact is queued.' } } : {}
     await $.session.start(START)
     await $.tool.describe({ tool: 'Skill', description: 'Execute a skill', provider: ENGINE })
-    expect(fake.spawned).toEqual([])
+    expect(fake.sent).toEqual([])
 
     const answer = await $.tool.call({ tool: 'Skill', skill: 'compact', args: 'keep the plan' })
 
@@ -334,7 +337,10 @@ describe('effects', () => {
     await $.session.start(START)
     await $.command.run(typed('slash-chain', 'off'))
     await $.command.run(typed('slash-chain', ''))
-    expect(fake.sent.map(s => s.e)).toEqual([{ args: 'off', enabled: true }, { args: '', enabled: false }])
+    expect(fake.sent.map(s => s.e)).toEqual([
+      { args: 'off', enabled: true, commands: LISTED.commands },
+      { args: '', enabled: false, commands: LISTED.commands },
+    ])
   })
 
   test('after sends timer with its token once the clock reaches it', async ($, on) => {
@@ -366,7 +372,7 @@ describe('effects', () => {
     expect(fake.sent.slice(1)).toEqual([
       { event: 'TimerFired', e: { token: 5, applied: true } },
       { event: 'RunEnded', e: { token: 6, error: null, output: '', applied: true } },
-      { event: 'ChainCommandTyped', e: { args: '', enabled: true } },
+      { event: 'ChainCommandTyped', e: { args: '', enabled: true, commands: LISTED.commands } },
     ])
   })
 
@@ -388,7 +394,7 @@ describe('effects', () => {
       { token: 20, error: null, output: '', applied: true },
       { token: 21, applied: true },
       { token: 22, error: null, output: '', applied: true },
-      { args: '', enabled: true },
+      { args: '', enabled: true, commands: LISTED.commands },
     ])
   })
 
@@ -542,9 +548,9 @@ describe('fail-safe', () => {
     ['exits before READY', 'exit', 'the helper exited (code 1)'],
   ]
   for (const [what, mode, why] of unstarted) {
-    test(`a helper that ${what}: chains run as typed and one line says why, once`, async ($, on) => {
+    test(`a helper that ${what}: the session starts, chains run as typed and one line says why, once`, async ($, on) => {
       const fake = fakeHelper(on)
-      fake.spawnModes = [mode, mode, mode]
+      fake.spawnModes = [mode, mode, mode, mode]
       await $.session.start(START)
       expect(await $.command.run(typed('a', 'x && /b y'))).toEqual({ text: 'ran /a x && /b y' })
       expect(await $.command.run(typed('c', '&& /d'))).toEqual({ text: 'ran /c && /d' })
@@ -554,8 +560,8 @@ describe('fail-safe', () => {
       expect(fake.logs).toHaveLength(1)
       expect(fake.logs[0]).toMatch(UNAVAILABLE)
       expect(fake.logs[0]).toContain(why)
-      // Every event tries again: a helper that comes back is used at once.
-      expect(fake.spawned).toHaveLength(3)
+      // Every event tries again (the session's start tried first): a helper that comes back is used at once.
+      expect(fake.spawned).toHaveLength(4)
     })
   }
 
@@ -568,16 +574,19 @@ describe('fail-safe', () => {
     expect(fake.debug.join('')).toContain('ModuleNotFoundError')
   })
 
-  test('a helper that never says READY: the chain runs as typed after the start timeout', async ($, on) => {
+  test('a helper that never says READY: the session starts, and the chain runs as typed, after the start timeout', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.spawnModes = ['silent']
-    await $.session.start(START)
+    fake.spawnModes = ['silent', 'silent']
+    const started = $.session.start(START)
+    await fake.until(() => fake.spawned.length === 1)
+    await fake.clock.advance(START_TIMEOUT_MS)
+    await started
     let finished = false
     const answer = $.command.run(typed('a', 'x && /b')).then(result => {
       finished = true
       return result
     })
-    await fake.until(() => fake.spawned.length === 1)
+    await fake.until(() => fake.spawned.length === 2)
     await fake.clock.advance(START_TIMEOUT_MS - 1)
     expect(finished).toBe(false)
     await fake.clock.advance(1)
@@ -599,10 +608,13 @@ describe('fail-safe', () => {
 
   test('a READY naming a relative path is no READY: the chain runs as typed after the start timeout', async ($, on) => {
     const fake = fakeHelper(on)
-    fake.spawnModes = ['relative']
-    await $.session.start(START)
-    const answer = $.command.run(typed('a', 'x && /b'))
+    fake.spawnModes = ['relative', 'relative']
+    const started = $.session.start(START)
     await fake.until(() => fake.spawned.length === 1)
+    await fake.clock.advance(START_TIMEOUT_MS)
+    await started
+    const answer = $.command.run(typed('a', 'x && /b'))
+    await fake.until(() => fake.spawned.length === 2)
     await fake.clock.advance(START_TIMEOUT_MS)
     expect(await answer).toEqual({ text: 'ran /a x && /b' })
     expect(fake.sent).toEqual([])
@@ -792,5 +804,113 @@ describe('fail-safe', () => {
     await $.command.run(typed('review', 'x && /cost'))
     expect(await $.skill.prompt({ skill: 'review', text: 'Review it' })).toEqual({ text: 'Review it' })
     expect(fake.logs).toHaveLength(1)
+  })
+})
+
+describe('saved chains', () => {
+  const SHIP = { name: 'ship', description: 'Reviews a name, then says done', argument_hint: '<name>' }
+  const CHECK = { name: 'check', description: '/review $1 || /review fixed', argument_hint: '' }
+  /** What the plugin registers of its own, before the saved chains. */
+  const OWN = ['/slash-chain', 'fail', 'builtin']
+  const chains = (fake: { registered: Array<{ name: string; spec: unknown }> }) => fake.registered.filter(r => !OWN.includes(r.name))
+
+  test("session start asks for the saved chains with the engine's commands, and registers each with its description", async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.saved = () => ({ reply: savedReply([SHIP, CHECK]) })
+    await $.session.start(START)
+    expect(fake.offered).toEqual([{ event: 'SavedAsked', e: { commands: LISTED.commands } }])
+    expect(chains(fake)).toEqual([
+      { name: '/ship', spec: { name: 'ship', description: 'Reviews a name, then says done', argumentHint: '<name>' } },
+      { name: '/check', spec: { name: 'check', description: '/review $1 || /review fixed' } },
+    ])
+    expect(fake.sent).toEqual([])
+    expect(fake.logs).toEqual([])
+  })
+
+  test('a name the core leaves to the engine is not registered, and its run is the engine’s', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.saved = () => ({ reply: savedReply([SHIP], ['compact']) })
+    await $.session.start(START)
+    expect(chains(fake).map(r => r.name)).toEqual(['/ship'])
+    expect(await $.command.run(typed('compact', 'keep it'))).toEqual({ text: 'ran /compact keep it' })
+    expect(fake.sent).toEqual([])
+  })
+
+  test('a name the engine refuses all the same stays the engine’s: a debug line, and its run is the engine’s', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.taken.add('ship')
+    fake.saved = () => ({ reply: savedReply([SHIP, CHECK]) })
+    await $.session.start(START)
+    expect(chains(fake).map(r => r.name)).toEqual(['/check'])
+    expect(fake.debug.join('\n')).toContain('/ship')
+    expect(await $.command.run(typed('ship', 'Bob'))).toEqual({ text: 'ran /ship Bob' })
+    expect(fake.sent).toEqual([])
+    expect(fake.logs).toEqual([])
+  })
+
+  test('a saved chain typed by its name alone goes to the core as a typed chain, and is answered with its reply', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.saved = () => ({ reply: savedReply([SHIP]) })
+    fake.answer = () => ({ reply: commandAnswer('/ship Bob runs 2 command(s)') })
+    await $.session.start(START)
+    expect(await $.command.run(typed('ship', 'Bob'))).toEqual({ text: '/ship Bob runs 2 command(s)' })
+    // The engine lists /ship as the plugin's command: the core hears the engine's own names only.
+    expect(fake.sent).toEqual([{ event: 'ChainTyped', e: { command: 'ship', args: 'Bob', origin: 'composer', enabled: true, ...LISTED } }])
+    expect(fake.ran).toEqual([])
+  })
+
+  test('a saved chain typed with an operator after it goes to the core once, whatever it answers', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.saved = () => ({ reply: savedReply([SHIP]) })
+    const replies: Response[] = [{ reply: commandAnswer('/ship Bob runs 3 command(s)') }, { reply: null }]
+    fake.answer = () => replies.shift() ?? {}
+    await $.session.start(START)
+    expect(await $.command.run(typed('ship', 'Bob && /review x'))).toEqual({ text: '/ship Bob runs 3 command(s)' })
+    // No reply: the engine's run of it, after one ChainTyped (the separator's hook left it to the saved chains' hook).
+    expect(await $.command.run(typed('ship', 'Al && /review y'))).toEqual({ text: 'ran /ship Al && /review y' })
+    expect(fake.sent.map(s => [s.event, s.e['command'], s.e['args']])).toEqual([
+      ['ChainTyped', 'ship', 'Bob && /review x'],
+      ['ChainTyped', 'ship', 'Al && /review y'],
+    ])
+  })
+
+  test('a command that is no saved chain, typed alone, is not sent', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.saved = () => ({ reply: savedReply([SHIP]) })
+    await $.session.start(START)
+    expect(await $.command.run(typed('deploy', 'Bob'))).toEqual({ text: 'ran /deploy Bob' })
+    expect(fake.sent).toEqual([])
+  })
+
+  test('a session start again asks without the names the plugin registered, and registers them again', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.saved = () => ({ reply: savedReply([SHIP]) })
+    await $.session.start(START)
+    await $.session.start(START)
+    expect(fake.offered.map(s => s.e)).toEqual([{ commands: LISTED.commands }, { commands: LISTED.commands }])
+    expect(chains(fake).map(r => r.name)).toEqual(['/ship', '/ship'])
+  })
+
+  test('with the helper down the session starts: nothing registered, one line says why', async ($, on) => {
+    const fake = fakeHelper(on)
+    fake.spawnModes = ['deny']
+    await $.session.start(START)
+    expect(fake.registered.map(r => r.name)).toEqual(OWN)
+    expect(fake.logs).toHaveLength(1)
+    expect(fake.logs[0]).toMatch(UNAVAILABLE)
+  })
+
+  test('the progress effect sets the status line; null clears it', async ($, on) => {
+    const fake = fakeHelper(on)
+    const progress: Record<string, Effect[]> = {
+      ChainTyped: [{ kind: 'progress', text: 'chain 1/2: /review Bob · next /context' }],
+      TurnEnded: [{ kind: 'progress', text: null }],
+    }
+    fake.answer = sent => ({ wants: ['TurnEnded'], effects: progress[sent.event] ?? [] })
+    await $.session.start(START)
+    await $.command.run(typed('review', 'Bob && /context'))
+    expect(fake.statuses).toEqual(['chain 1/2: /review Bob · next /context'])
+    await $.turn.complete(TURN)
+    expect(fake.statuses).toEqual(['chain 1/2: /review Bob · next /context', undefined])
   })
 })

@@ -89,6 +89,7 @@ class Fake {
     saveEnabled: async enabled => void this.lines.push(`saved: ${String(enabled)}`),
     saveBuiltin: async enabled => void this.lines.push(`saved builtin: ${String(enabled)}`),
     invalidate: () => void this.lines.push('invalidated'),
+    progress: text => void this.lines.push(`status: ${text ?? '(cleared)'}`),
     whoami: async () => {
       this.whoamis += 1
       return this.whoamiOutput
@@ -186,6 +187,22 @@ test('the optional events the last answer named are wanted, and none once the he
   assert.equal(wanted('PromptSubmitted', f.link), false)
 })
 
+test('an older answer that arrives after a newer one does not undo the events the newer one asked for', async () => {
+  const f = new Fake()
+  let answerFirst: (response: Response) => void = () => undefined
+  f.respond = request =>
+    request.seq === 1
+      ? new Promise<Response>(resolve => (answerFirst = resolve))
+      : answer(request.seq, { wants: ['TurnEnded'] })
+  const first = ask(f.host, 'ChainTyped', typed)
+  await settle()
+  await ask(f.host, 'PromptHanded', { text: 'do a' })
+  answerFirst(answer(1, { wants: ['PromptSubmitted'] }))
+  await first
+  assert.equal(wanted('TurnEnded', f.link), true)
+  assert.equal(wanted('PromptSubmitted', f.link), false)
+})
+
 for (const status of [400, 413]) {
   test(`an event the helper refuses (${status}) is logged once, goes on as the host would, and keeps the helper`, async () => {
     const f = new Fake()
@@ -221,6 +238,10 @@ const outOfStep: [string, Record<string, unknown>][] = [
   ['a whoami reply with no token', { reply: { kind: 'whoami' } }],
   ['a reply of a kind version 2 had', { reply: { kind: 'text', text: 'x' } }],
   ['a forecast deeper than the helper looks ahead', { reply: nested(MAX_FORECAST_DEPTH + 1) }],
+  ['a status text that is no text', { effects: [{ kind: 'progress', text: 1 }] }],
+  ['saved chains that are not a list', { reply: { kind: 'saved', chains: {}, shadowed: [] } }],
+  ['a saved chain with no description', { reply: { kind: 'saved', chains: [{ name: 'ship', argument_hint: '' }], shadowed: [] } }],
+  ['shadowed names that are not text', { reply: { kind: 'saved', chains: [], shadowed: [1] } }],
 ]
 for (const [what, fields] of outOfStep) {
   unsound.push([what, { status: 200, text: JSON.stringify({ ...JSON.parse(answer(1).text), ...fields }) }, `the helper answered 200 with an answer that is not bridge version ${VERSION}`])
@@ -296,6 +317,30 @@ test('effects are carried out in order through the host', async () => {
   f.respond = request => answer(request.seq, { effects, reply: { kind: 'command.answer', text: 'off' } })
   assert.deepEqual((await ask(f.host, 'ChainCommandTyped', { args: 'off', enabled: true }))?.reply, { kind: 'command.answer', text: 'off' })
   assert.deepEqual(f.lines, ['1/2: /a', 'toast: /compact did not run', 'saved: false', 'invalidated'])
+})
+
+test("the status area's text is shown, and cleared, through the host; a host with no status area is left alone", async () => {
+  const f = new Fake()
+  const effects = [
+    { kind: 'progress', text: 'chain 1/2: /a · next /b' },
+    { kind: 'progress', text: null },
+  ]
+  f.respond = request => answer(request.seq, { effects })
+  await ask(f.host, 'ChainTyped', typed)
+  assert.deepEqual(f.lines, ['status: chain 1/2: /a · next /b', 'status: (cleared)'])
+
+  const bare = new Fake()
+  const { progress: _, ...without } = bare.host
+  bare.respond = request => answer(request.seq, { effects })
+  assert.notEqual(await ask(without, 'ChainTyped', typed), undefined)
+  assert.deepEqual(bare.lines, [])
+})
+
+test('the saved chains to offer come back as the reply to SavedAsked', async () => {
+  const f = new Fake()
+  const reply = { kind: 'saved', chains: [{ name: 'ship', description: 'Ships', argument_hint: '<who>' }], shadowed: ['loop'] }
+  f.respond = request => answer(request.seq, { reply })
+  assert.deepEqual((await ask(f.host, 'SavedAsked', { commands: ['loop'] }))?.reply, reply)
 })
 
 test('ask never throws: a host call that fails while the effects are carried out goes to the debug log', async () => {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
-import { chainOfTwo, FakeHelper } from './opencode.js'
+import { chainOfTwo, FakeHelper, until } from './opencode.js'
 import { FakeOmp } from './omp.js'
 
 let helper: FakeHelper
@@ -50,10 +50,20 @@ test("a chain line the core answers with a line is handled in omp's words, and r
   assert.deepEqual(omp.asked, [])
 })
 
-test('a line with no chain goes on untouched, and no editor is asked for', async () => {
+test('a line with no chain goes on untouched', async () => {
   await omp.type('hello')
   assert.deepEqual(omp.results, [undefined])
   assert.deepEqual(omp.asked, ['hello'])
-  assert.ok(!omp.events().includes('session_start'))
   assert.ok(!omp.events().includes('agent_settled'))
+})
+
+test("omp's session start asks for the saved chains with its templates' names too, and no editor is asked for", async () => {
+  helper.answer = sent =>
+    sent.event === 'SavedAsked' ? { reply: { kind: 'saved', chains: [{ name: 'ship', description: 'Ship it', argument_hint: '' }], shadowed: [] } } : {}
+  // omp's UI has no `getEditorComponent`: a handler that called it would throw here. The entry does not hold omp's
+  // start for the exchange (omp's TUI drops an Enter typed meanwhile), so the test waits for what it registers.
+  await omp.start()
+  await until(() => omp.menu.size === 1, 'the saved chain registered')
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['SavedAsked', { commands: ['review', 'greet', 'bye', 'slash-chain'] }]])
+  assert.deepEqual([...omp.menu], [['ship', 'Ship it']])
 })

@@ -3,7 +3,8 @@
  * from pi (docs/pi.md, "omp"), driven through the handlers in the order omp calls them: `input` with omp's results
  * (`handled` ends it, `text` replaces the line), template expansion, `context` (whose messages the request sends),
  * `message_end` (whose result omp ignores), the model's answer, then `agent_end` alone, after which the prompts sent from it run as typed (omp's
- * `sendUserMessage` expands nothing). Its UI has no `getEditorComponent`. Templates are omp's stand-in package's.
+ * `sendUserMessage` expands nothing). Its UI has no `getEditorComponent`, and its `getCommands` no templates. Templates
+ * are omp's stand-in package's.
  */
 import omp from './omp/extensions/slashkit/omp.js'
 
@@ -17,13 +18,20 @@ export class FakeOmp {
   /** How the next run ends: its last message's `stopReason`, and whether omp goes on with it itself. */
   stopNext = 'stop'
   continueNext = false
+  /** The commands the entry registered, with their descriptions. */
+  readonly menu = new Map<string, string | undefined>()
   private readonly handlers = new Map<string, Handler[]>()
   private readonly sent: string[] = []
   private clock = 0
-  readonly context = { hasUI: true, ui: { notify: (text: string) => this.lines.push(text) }, isIdle: () => true }
+  readonly context = { hasUI: true, ui: { notify: (text: string) => this.lines.push(text), setStatus: () => undefined }, isIdle: () => true }
 
   constructor() {
     omp(this.api() as never)
+  }
+
+  /** A session starts: the `session_start` handlers, which omp awaits. */
+  async start(): Promise<void> {
+    for (const handle of this.handlers.get('session_start') ?? []) await handle({ type: 'session_start' }, this.context)
   }
 
   /** The events the entry listens to. */
@@ -68,9 +76,9 @@ export class FakeOmp {
   private api(): Record<string, unknown> {
     return {
       on: (event: string, handle: Handler) => this.handlers.set(event, [...(this.handlers.get(event) ?? []), handle]),
-      registerCommand: () => undefined,
+      registerCommand: (name: string, options: { description?: string }) => this.menu.set(name, options.description),
       registerTool: () => undefined,
-      getCommands: () => [],
+      getCommands: () => [{ name: 'review', source: 'extension' }],
       sendUserMessage: (text: string) => this.sent.push(text),
     }
   }

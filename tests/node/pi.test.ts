@@ -5,20 +5,28 @@
  */
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
-import { chainOfTwo, FakeHelper, until } from './opencode.js'
+import { chainOfTwo, FakeHelper, until, type Response, type Sent } from './opencode.js'
 import { FakePi } from './pi.js'
 import { BUILTIN_TOOL, FAIL_NOTHING_WAITS, FAIL_TOOL, UNAVAILABLE } from './pi/extensions/slashkit/host.js'
 import { MAX_TEXT } from './pi/extensions/slashkit/wire.js'
 
 let helper: FakeHelper
 let pi: FakePi
+/** What the session start sent, which the tests do not look at (the helper that got it is ended with the others). */
+let starting: Sent[]
+/** The names the extension hands the core as pi's commands: the fake's templates and its own. */
+const COMMANDS = ['greet', 'bye', 'slash-chain']
 
-beforeEach(() => {
+beforeEach(async () => {
   helper = new FakeHelper()
   pi = new FakePi()
+  // Every session asks the core for the saved chains at its start (none here): the tests look at what follows.
+  await pi.started
+  starting = helper.sent.splice(0)
 })
 
 afterEach(async () => {
+  helper.sent.unshift(...starting)
   await helper.close()
 })
 
@@ -28,7 +36,7 @@ test('a typed chain: the first template with its own args and the note, the next
   assert.deepEqual(pi.asked, ['Say hello to Bob\n\nNOTE', 'Say bye to Alice'])
   assert.deepEqual(pi.lines, ['1/2: /greet Bob', '2/2: /bye Alice', 'all 2 command(s) ran'])
   assert.deepEqual(helper.events(), ['ChainTyped', 'PromptHanded', 'RunEnded', 'TurnEnded', 'TimerFired', 'PromptHanded', 'RunEnded', 'TurnEnded'])
-  assert.deepEqual(helper.sent[0]?.e, { command: 'greet', args: 'Bob && /bye Alice', origin: 'composer', enabled: true, builtins: ['compact'] })
+  assert.deepEqual(helper.sent[0]?.e, { command: 'greet', args: 'Bob && /bye Alice', origin: 'composer', enabled: true, builtins: ['compact'], commands: COMMANDS })
 })
 
 test('a failed turn and an aborted one end as the core names them', async () => {
@@ -42,7 +50,7 @@ test('a failed turn and an aborted one end as the core names them', async () => 
   assert.equal(pi.asked.length, 2)
 })
 
-test('a line with no chain starts no helper and goes on as typed', async () => {
+test('a line with no chain asks the helper nothing and goes on as typed', async () => {
   await pi.type('/greet Bob')
   await pi.type('hello')
   assert.deepEqual(pi.asked, ['Say hello to Bob', 'hello'])
@@ -51,6 +59,8 @@ test('a line with no chain starts no helper and goes on as typed', async () => {
 
 test('without a helper the chain line goes on as typed, with one line saying why', async () => {
   process.env.SLASHKIT_PYTHON = '/nonexistent/python'
+  pi = new FakePi()
+  await pi.started
   await pi.type('/greet Bob && /bye Alice')
   assert.deepEqual(pi.asked, ['Say hello to Bob'])
   assert.equal(pi.lines.length, 1)
@@ -61,7 +71,7 @@ test('/slash-chain shows the core answer as a line and never reaches the model',
   helper.answer = () => ({ reply: { kind: 'command.answer', text: 'on · no chain runs' } })
   await pi.type('/slash-chain')
   assert.deepEqual(pi.lines, ['on · no chain runs'])
-  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['ChainCommandTyped', { args: '', enabled: true, origin: 'composer' }]])
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['ChainCommandTyped', { args: '', enabled: true, origin: 'composer', commands: COMMANDS }]])
   assert.deepEqual(pi.asked, [])
 })
 
@@ -72,16 +82,20 @@ test("another extension's /slash-chain off reaches the core as that extension's,
   await pi.type('/slash-chain off', 'extension')
   await pi.type('/slash-chain  on', 'rpc')
   assert.deepEqual(helper.sent.map(s => s.e), [
-    { args: 'off', enabled: true, origin: 'extension' },
-    { args: 'on', enabled: true, origin: 'composer' },
+    { args: 'off', enabled: true, origin: 'extension', commands: COMMANDS },
+    { args: 'on', enabled: true, origin: 'composer', commands: COMMANDS },
   ])
   assert.deepEqual(pi.lines, ['refused', 'refused'])
   assert.deepEqual(pi.asked, [])
 })
 
 test('the fail tool: nothing waits with no helper; else the core answers or refuses it', async () => {
+  process.env.SLASHKIT_PYTHON = '/nonexistent/python'
+  const alone = new FakePi()
+  await alone.started
+  const none = alone.tools.get(FAIL_TOOL)?.execute('1', { reason: 'x' })
+  await assert.rejects(none ?? Promise.reject(new Error('no tool')), { message: FAIL_NOTHING_WAITS })
   const fail = pi.tools.get(FAIL_TOOL)
-  await assert.rejects(fail?.execute('1', { reason: 'x' }) ?? Promise.reject(new Error('no tool')), { message: FAIL_NOTHING_WAITS })
   helper.answer = chainOfTwo(['TurnEnded', 'PromptSubmitted', 'PromptHanded'], 'timer')
   await pi.type('/greet Bob && /bye Alice')
   helper.answer = sent => (sent.event === 'FailCalled' ? { reply: { kind: 'tool.answer', text: 'stopped' } } : {})
@@ -136,7 +150,7 @@ test("a chain led by /compact in the TUI's editor goes to the core, not to pi's 
   pi.enter('/compact && /greet Bob')
   // The editor keeps the line in its history once the core's answer was carried out, the run's end reported.
   await until(() => pi.editor?.history.length === 1, 'the line in the history')
-  assert.deepEqual(helper.sent[0]?.e, { command: 'compact', args: '&& /greet Bob', origin: 'composer', enabled: true, builtins: ['compact'] })
+  assert.deepEqual(helper.sent[0]?.e, { command: 'compact', args: '&& /greet Bob', origin: 'composer', enabled: true, builtins: ['compact'], commands: COMMANDS })
   assert.equal(pi.compactions, 1)
   assert.deepEqual(helper.events(), ['ChainTyped', 'RunEnded'])
   assert.deepEqual(pi.lines, ['1/2: /compact'])
@@ -152,4 +166,76 @@ test("a line the core does not take, and any other line, goes to pi's own editor
   assert.deepEqual(pi.submitted, ['/compact && /greet Bob', '/compact keep the plan', '/greet Bob && /bye Alice'])
   assert.deepEqual(helper.events(), ['ChainTyped'])
   assert.equal(pi.compactions, 0)
+})
+
+/** The core's answers for a saved chain `ship` (`/greet $1 && /bye $1`) and a shadowed `greet`, each report asked. */
+function savedShip(): (sent: Sent) => Response {
+  const wants = ['TurnEnded', 'PromptHanded']
+  let turns = 0
+  let timers = 0
+  return sent => {
+    switch (sent.event) {
+      case 'SavedAsked':
+        return { reply: { kind: 'saved', chains: [{ name: 'ship', description: 'Ship it', argument_hint: '<who>' }, { name: 'greet', description: 'mine', argument_hint: '' }], shadowed: ['greet'] } }
+      case 'ChainTyped':
+        return { wants, reply: { kind: 'command.answer', text: '/ship Bob runs 2 command(s)' }, effects: [{ kind: 'after', ms: 0, token: 1 }] }
+      case 'TimerFired': {
+        timers += 1
+        const [now, progress] = timers === 1 ? ['1/2: /greet Bob', 'chain 1/2: /greet Bob · next /bye'] : ['2/2: /bye Bob', 'chain 2/2: /bye Bob']
+        const run = { kind: 'run', command: timers === 1 ? 'greet' : 'bye', args: 'Bob', token: 10 + timers }
+        return { wants, effects: [{ kind: 'progress', text: progress }, { kind: 'log', text: now }, run] }
+      }
+      case 'TurnEnded':
+        turns += 1
+        if (turns === 2) return { effects: [{ kind: 'log', text: 'all 2 command(s) ran' }, { kind: 'progress', text: null }] }
+        return { wants, effects: [{ kind: 'after', ms: 0, token: 2 }] }
+      default:
+        return { wants }
+    }
+  }
+}
+
+test("saved chains are asked for at session start with pi's command names, and each is in pi's menu but the shadowed", async () => {
+  helper.answer = savedShip()
+  pi = new FakePi()
+  await pi.started
+  assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['SavedAsked', { commands: COMMANDS }]])
+  // pi's menu shows no argument hint for an extension's command: it leads the description.
+  assert.deepEqual([...pi.menu], [['ship', '<who> — Ship it']])
+  // Asked again (a new session), the names it registered are not pi's own.
+  await pi.start()
+  assert.deepEqual(helper.sent.at(-1)?.e, { commands: COMMANDS })
+})
+
+test('a saved chain typed by name is a typed chain for the core, with no operator too; its steps run before it returns', async () => {
+  helper.answer = savedShip()
+  pi = new FakePi()
+  await pi.started
+  await pi.type('/ship Bob')
+  const typed = { command: 'ship', args: 'Bob', origin: 'composer', enabled: true, builtins: ['compact'], commands: COMMANDS }
+  assert.deepEqual(helper.sent.find(s => s.event === 'ChainTyped')?.e, typed)
+  assert.deepEqual(pi.asked, ['Say hello to Bob', 'Say bye to Bob'])
+  assert.deepEqual(pi.lines, ['/ship Bob runs 2 command(s)', '1/2: /greet Bob', '2/2: /bye Bob', 'all 2 command(s) ran'])
+  // The status line shows the running step and clears once the chain ended.
+  assert.deepEqual(pi.statuses, ['slash-chain: chain 1/2: /greet Bob · next /bye', 'slash-chain: chain 2/2: /bye Bob', 'slash-chain: undefined'])
+})
+
+test('a saved chain typed with more of a chain hands the core the whole rest of the line', async () => {
+  helper.answer = savedShip()
+  pi = new FakePi()
+  await pi.started
+  await pi.type('/ship Bob && /bye Alice')
+  assert.equal(helper.sent.find(s => s.event === 'ChainTyped')?.e['args'], 'Bob && /bye Alice')
+})
+
+test("a saved chain's command with the helper gone goes on as typed, text to the model, with one line saying why", async () => {
+  const ship = savedShip()
+  helper.answer = ship
+  pi = new FakePi()
+  await pi.started
+  helper.answer = sent => (sent.event === 'ChainTyped' ? { raw: { status: 500, text: 'down' } } : ship(sent))
+  await pi.type('/ship Bob')
+  assert.deepEqual(pi.asked, ['/ship Bob'])
+  assert.equal(pi.lines.length, 1)
+  assert.ok(pi.lines[0]?.startsWith(UNAVAILABLE.split('{why}')[0] ?? '?'), pi.lines[0])
 })

@@ -2,7 +2,8 @@
  * A fake pi beneath slashkit's pi extension, for tests/node/pi.test.ts: the extension API the extension uses, and
  * what a person does driven through its handlers in the order pi 1.6.0 calls them (docs/pi.md): `input`, template
  * expansion, the user message's `message_end`, the model's answer, `agent_end`, then `agent_settled`, after whose
- * handlers the prompts they sent run. The helper is tests/node/opencode.ts's fake, behind the real Node host.
+ * handlers the prompts they sent run. An extension's command runs before any event; a prompt it sends runs at once,
+ * and its `waitForIdle` waits for that run and what it led to. The helper is tests/node/opencode.ts's fake, behind the real Node host.
  */
 import slashkit from './pi/extensions/slashkit/index.js'
 import type { CustomEditor } from './pi-editor.js'
@@ -23,16 +24,24 @@ export class FakePi {
   /** The TUI's editor, and the lines its submit handed pi's own handler (which runs a built-in itself). */
   editor: CustomEditor | undefined
   readonly submitted: string[] = []
+  /** The commands extensions registered, with the description pi's menu shows; the status line's texts, in order. */
+  readonly menu = new Map<string, string | undefined>()
+  readonly statuses: (string | undefined)[] = []
+  /** Resolves once the `session_start` handlers returned (pi awaits them before the first prompt). */
+  readonly started: Promise<void>
   private readonly handlers = new Map<string, Handler[]>()
   private readonly commands = new Map<string, (args: string, ctx: unknown) => Promise<void>>()
   private deferred: string[] = []
   private settling = false
   private idle = true
+  /** The run a command's prompt started, which its `waitForIdle` waits for. */
+  private running: Promise<void> = Promise.resolve()
   /** The context pi hands every handler and tool. */
   readonly context = {
     hasUI: true,
     ui: {
       notify: (text: string) => this.lines.push(text),
+      setStatus: (key: string, text: string | undefined) => this.statuses.push(`${key}: ${String(text)}`),
       getEditorComponent: () => undefined,
       setEditorComponent: (make: (tui: unknown, theme: unknown, keys: unknown) => CustomEditor) => {
         this.editor = make({}, {}, {})
@@ -40,6 +49,7 @@ export class FakePi {
       },
     },
     isIdle: () => this.idle,
+    waitForIdle: () => this.running,
     compact: (options: { onComplete?: () => void }) => {
       this.compactions += 1
       setTimeout(() => options.onComplete?.(), 1)
@@ -48,7 +58,12 @@ export class FakePi {
 
   constructor() {
     slashkit(this.api() as never)
-    for (const handle of this.handlers.get('session_start') ?? []) void handle({ type: 'session_start' }, this.context)
+    this.started = this.start()
+  }
+
+  /** A session starts (pi's start, or a new session): the `session_start` handlers, which pi awaits. */
+  async start(): Promise<void> {
+    for (const handle of this.handlers.get('session_start') ?? []) await handle({ type: 'session_start' }, this.context)
   }
 
   /** The person types a line into the TUI's editor and presses Enter. */
@@ -59,9 +74,9 @@ export class FakePi {
   }
 
   /** The person types a line and presses Enter: its whole run, and the prompts sent while it settled. */
-  async type(line: string, source = 'interactive'): Promise<void> {
-    const command = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(line)
-    const own = command?.[1] === undefined ? undefined : this.commands.get(command[1])
+  async type(line: string, source = 'interactive', expand = true): Promise<void> {
+    const command = /^\/(\S+)(?: ([\s\S]*))?$/.exec(line)
+    const own = command?.[1] === undefined || !expand ? undefined : this.commands.get(command[1])
     if (own !== undefined) return own(command?.[2] ?? '', this.context)
     let text = line
     for (const handle of this.handlers.get('input') ?? []) {
@@ -69,7 +84,7 @@ export class FakePi {
       if (result?.action === 'handled') return
       if (result?.action === 'transform') text = result.text ?? text
     }
-    await this.turn(this.expand(text))
+    await this.turn(expand ? this.expand(text) : text)
   }
 
   private async turn(prompt: string): Promise<void> {
@@ -105,15 +120,19 @@ export class FakePi {
   private api(): Record<string, unknown> {
     return {
       on: (event: string, handle: Handler) => this.handlers.set(event, [...(this.handlers.get(event) ?? []), handle]),
-      registerCommand: (name: string, options: { handler: (args: string, ctx: unknown) => Promise<void> }) => this.commands.set(name, options.handler),
+      registerCommand: (name: string, options: { description?: string; handler: (args: string, ctx: unknown) => Promise<void> }) => {
+        this.commands.set(name, options.handler)
+        this.menu.set(name, options.description)
+      },
       registerTool: (tool: Tool) => this.tools.set(tool.name, tool),
       getCommands: () => [
         ...Object.keys(this.templates).map(name => ({ name, source: 'prompt' })),
         ...[...this.commands.keys()].map(name => ({ name, source: 'extension' })),
       ],
-      sendUserMessage: (text: string) => {
-        if (!this.settling) throw new Error('the fake pi takes a prompt from an extension only while it settles')
-        this.deferred.push(text)
+      sendUserMessage: (text: string, options?: { expandPromptTemplates?: boolean }) => {
+        if (!this.settling && !this.idle) throw new Error('the fake pi takes a prompt from an extension only while it settles or is idle')
+        if (this.settling) this.deferred.push(text)
+        else this.running = this.type(text, 'extension', options?.expandPromptTemplates === true)
       },
     }
   }

@@ -22,6 +22,7 @@ from slashkit.core import texts
 from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain import parse_chain
 from slashkit.core.policy import PERSON_TYPING, command_name, rule_for
+from slashkit.core.saved_chain import SavedFile, library
 
 HIDDEN: Final = (
     "ok && /model theirs ; /effort theirs | /Model theirs || /config theirs && /CONFIG/ theirs ; /nope theirs"
@@ -48,6 +49,13 @@ SWITCHES: Final = ["on", "off", "builtin on", "builtin off", " builtin\toff "]
 #: What the model hands the self-command tool as args: plain, a chain, a line break, a huge text.
 SELF_ARGS: Final = ["", "keep the plan", HIDDEN, "\n/model theirs", "x\n/config theirs", "y" * 100_000]
 NAMES: Final = ["model", "MODEL", "effort", "Effort", "config", "permissions", "say", "ask", "quiet", "compact", "nope"]
+#: Saved chains (issue 28) whose files hold restricted steps, switches and the person's arguments filled in: a
+#: file is never the person's typing, whoever types its name.
+SAVED: Final = {
+    "deploy": "/quiet theirs && /config theirs ; /model file $ARGUMENTS | /inner $1",
+    "inner": "/say theirs | /permissions theirs || /slash-chain off ; /slash-chain builtin off ; /Effort file $1",
+    "outer": "/deploy $ARGUMENTS && /inner theirs || /ask theirs",
+}
 
 
 def chain_text(names: list[str], ops: list[str], arg: str) -> str:
@@ -65,6 +73,7 @@ class RefusalMachine(RuleBasedStateMachine):
         super().__init__()
         self.h = MemoryHost(commands=dict(POOL), env=DictEnvironment({"LICH_SESSION_ID": "s-1"}))
         self.h.lich_control = lambda *_: ("refused: a session cannot control itself", True)
+        self.h.saved = library(SavedFile(f"{name}.md", f"{name}.md", body.encode()) for name, body in SAVED.items())
         #: The settings as the person last set them (None: never set).
         self.settings: dict[str, bool] = {}
 
@@ -76,6 +85,15 @@ class RefusalMachine(RuleBasedStateMachine):
     def someone_types_a_chain(self, names: list[str], ops: list[str], origin: str) -> None:
         arg = "mine" if origin in PERSON_TYPING else "theirs"
         self.h.type(chain_text(names, ops, arg), origin)
+
+    @rule(
+        name=st.sampled_from(sorted(SAVED)),
+        tail=st.sampled_from(["", " && /quiet", " ; /deploy", " | /outer", " || /model"]),
+        origin=st.sampled_from(ORIGINS),
+    )
+    def someone_types_a_saved_chains_name(self, name: str, tail: str, origin: str) -> None:
+        arg = "mine" if origin in PERSON_TYPING else "theirs"
+        self.h.type(f"/{name} {arg}{tail.replace('/model', f'/model {arg}')}", origin)
 
     @rule(
         skill=st.sampled_from([*REFUSED_NAMES, "compact", "context", "quiet"]),

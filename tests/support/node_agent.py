@@ -6,6 +6,7 @@ the model's files, the extension's place, the command line."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
@@ -32,8 +33,9 @@ class NodeAgent:
     def agent(self) -> Path:
         return self.root / "agent"
 
-    def setup(self, url: str, templates: dict[str, str]) -> Self:
-        """Lays out the agent folder (the scripted model at `url`) and the project (templates, the extension)."""
+    def setup(self, url: str, templates: dict[str, str], chains: Mapping[str, str] | None = None) -> Self:
+        """Lays out the agent folder (the scripted model at `url`) and the project (templates, the extension, and the
+        saved chains `chains`, each file's text by name, in `.slashkit/chains/`)."""
         self.agent.mkdir(parents=True, exist_ok=True)
         (self.root / "home").mkdir(exist_ok=True)
         self.write_model(url)
@@ -41,6 +43,10 @@ class NodeAgent:
         prompts.mkdir(parents=True, exist_ok=True)
         for name, body in templates.items():
             (prompts / f"{name}.md").write_text(f"---\ndescription: {name}\n---\n{body}\n")
+        saved = self.project / ".slashkit" / "chains"
+        for name, text in (chains or {}).items():
+            saved.mkdir(parents=True, exist_ok=True)
+            (saved / f"{name}.md").write_text(text)
         self.install_extension()
         return self
 

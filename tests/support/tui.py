@@ -6,14 +6,15 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from tests.support.node_agent import NodeAgent
-from tests.support.openai_server import OpenAIServer, Turn
+from tests.support.openai_server import OpenAIServer, Turn, text
 
 A = TypeVar("A", bound=NodeAgent)
 
@@ -58,13 +59,42 @@ class Tui:
 
 
 @contextmanager
-def tui_on(agent: A, turns: Sequence[Turn], templates: dict[str, str]) -> Iterator[tuple[Tui, OpenAIServer, A]]:
-    """The scripted model answering `turns`, `agent` laid out on it with these prompt templates, and its TUI
-    started in `agent.root`; the TUI and the model are stopped when the block ends."""
+def tui_on(
+    agent: A, turns: Sequence[Turn], templates: dict[str, str], chains: Mapping[str, str] | None = None
+) -> Iterator[tuple[Tui, OpenAIServer, A]]:
+    """The scripted model answering `turns`, `agent` laid out on it with these prompt templates and saved chains,
+    and its TUI started in `agent.root`; the TUI and the model are stopped when the block ends."""
     with OpenAIServer(list(turns)) as model:
-        agent.setup(model.url, templates)
+        agent.setup(model.url, templates, chains)
         tui = Tui(agent.tui_argv(), agent.env(), agent.project, agent.root / "tmux.sock")
         try:
             yield tui, model, agent
         finally:
             tui.close()
+
+
+#: A saved chain of two steps over the templates `greet` and `bye`, for the status line's tests.
+SHIP: Final = {"ship": "---\ndescription: Ships it\n---\n/greet $1 && /bye $1\n"}
+
+
+def saved_chain_screens(agent: NodeAgent, ready: str) -> tuple[str, str, OpenAIServer]:
+    """Types `/ship Bob` (SHIP) into `agent`'s TUI once the screen shows `ready`, with the model holding its first
+    answer: the screen while step 1 surely runs, the one once the chain ended and its status went, and the model.
+    Both screens are kept in the agent's folder (`screen-mid-chain.txt`, `screen-after-chain.txt`)."""
+    hold = threading.Event()
+    turns = [text("ANSWER ONE", hold=hold), text("ANSWER TWO")]
+    templates = {"greet": "Say hello to $1", "bye": "Say bye to $1"}
+    with tui_on(agent, turns, templates, SHIP) as (tui, model, _):
+        tui.wait(lambda s: ready in s)
+        tui.type("/ship Bob")
+        mid = tui.wait(lambda s: "Say hello to Bob" in s and len(model.requests) == 1)
+        hold.set()
+        end = tui.wait(lambda s: "all 2 command(s) ran" in s and "chain 2/2" not in s)
+    (agent.root / "screen-mid-chain.txt").write_text(mid)
+    (agent.root / "screen-after-chain.txt").write_text(end)
+    return mid, end, model
+
+
+def status_lines(screen: str) -> list[str]:
+    """The lines of a screen that show a chain's progress (`chain 1/2: ...`)."""
+    return [line.strip() for line in screen.splitlines() if line.strip().startswith("chain ")]

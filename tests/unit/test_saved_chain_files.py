@@ -3,7 +3,7 @@ and why, and the others still work."""
 
 import pytest
 
-from slashkit.core.saved_chain import MAX_FILE, Problem, SavedChain, SavedFile, library, read
+from slashkit.core.saved_chain import Problem, SavedChain, SavedFile, library, read
 
 
 def file(data: bytes, name: str = "ship.md") -> SavedFile:
@@ -24,9 +24,11 @@ def test_a_file_without_front_matter_is_its_chain_line() -> None:
     ("data", "name", "says"),
     [
         (b"\xff/greet", "ship.md", "saved chain /p/ship.md: it is not UTF-8 (byte 0)"),
-        (b"/" + b"a" * MAX_FILE, "ship.md", "saved chain /p/ship.md: it is over 64 KiB"),
+        (b"/" + b"a" * 64 * 1024, "ship.md", "saved chain /p/ship.md: it is over 64 KiB"),
         (b"/greet", "sh ip.md", "saved chain /p/sh ip.md: its name is not letters, digits, - and _ (at most 64)"),
         (b"/greet", "a" * 65 + ".md", "its name is not letters"),
+        (b"/greet", "a.b.md", "its name is not letters"),
+        (b"/greet", "ship.txt", "its name is not letters"),
         (b"\n  \n", "ship.md", "saved chain /p/ship.md: its body is empty; a saved chain is one chain line"),
         (b"---\ndescription: x\n---\n", "ship.md", "its body is empty"),
         (b"/a\n\n/b", "ship.md", "saved chain /p/ship.md:3: holds a second line; a saved chain is one chain line"),
@@ -61,3 +63,43 @@ def test_a_line_from_a_file_stays_one_line() -> None:
 
     assert isinstance(found, Problem)
     assert "\x85" not in found.text
+
+
+def test_a_file_of_exactly_64_kib_is_read() -> None:
+    padded = b"/greet" + b" " * (64 * 1024 - 6)
+
+    assert read(file(padded)) == SavedChain("ship", "/greet", "/p/ship.md")
+
+
+def test_a_name_of_64_characters_is_a_saved_chain() -> None:
+    assert isinstance(read(file(b"/greet", "a" * 64 + ".md")), SavedChain)
+
+
+@pytest.mark.parametrize(
+    ("value", "read_as"),
+    [
+        ('"Ships it"', "Ships it"),
+        ("'Ships it'", "Ships it"),
+        ('""', ""),
+        ('"Ships', '"Ships'),
+        ("x'", "x'"),
+        ('"', '"'),
+    ],
+)
+def test_a_front_matter_value_loses_the_quotes_around_it_and_only_those(value: str, read_as: str) -> None:
+    found = read(file(f"---\ndescription: {value}\n---\n/greet".encode()))
+
+    assert isinstance(found, SavedChain)
+    assert found.description == read_as
+
+
+def test_blank_indented_and_comment_lines_of_the_front_matter_are_passed_over() -> None:
+    text = b"---\n\n# a note\n  folded: more\n\tx\ndescription: Ships\n---\n/greet"
+
+    assert read(file(text)) == SavedChain("ship", "/greet", "/p/ship.md", "Ships")
+
+
+def test_a_folder_may_say_itself_what_is_wrong_with_it() -> None:
+    said = Problem("/p", "holds 300 files; the ones after the first 256 were not read")
+
+    assert library([said, file(b"/greet")]).problems == (said,)

@@ -4,8 +4,10 @@ a function, on the in-memory host; every file step under the rule for text the p
 import pytest
 
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, host
+from slashkit.core import session as s
 from slashkit.core.chain_machine import Outcome, Tally
-from slashkit.core.saved_chain import MAX_DEPTH, MAX_STEPS, Library, SavedFile, library
+from slashkit.core.policy import DEFAULT_RULE
+from slashkit.core.saved_chain import Library, SavedFile, library
 
 
 def saved(**bodies: str) -> Library:
@@ -73,17 +75,18 @@ def test_a_call_its_operator_passes_over_is_passed_over_whole() -> None:
 
 
 def test_a_cycle_runs_nothing_and_one_answer_names_it() -> None:
-    h = tiny_host(loop="/tiny && /loop2", loop2="/loop")
+    h = tiny_host(spin="/tiny && /spin2", spin2="/spin")
 
-    h.type("/loop")
+    h.type("/spin")
 
     assert h.runs == []
-    assert h.answers == ["saved chains call each other in a cycle (loop -> loop2 -> loop); nothing ran"]
+    assert h.answers == ["saved chains call each other in a cycle (spin -> spin2 -> spin); nothing ran"]
     assert h.ui.lines == []
 
 
 def test_saved_chains_nest_at_most_eight_deep() -> None:
-    bodies = {f"n{i}": f"/n{i + 1}" for i in range(MAX_DEPTH)} | {f"n{MAX_DEPTH}": "/tiny deepest"}
+    # Written out, not read from the module: a test that reads the bound holds for any bound.
+    bodies = {f"n{i}": f"/n{i + 1}" for i in range(8)} | {"n8": "/tiny deepest"}
     h = tiny_host(**bodies)
 
     h.type("/n1")
@@ -94,14 +97,15 @@ def test_saved_chains_nest_at_most_eight_deep() -> None:
     assert h.answers[-1].startswith("saved chains nest more than 8 deep (n0 -> n1 -> ")
 
 
-def test_saved_chains_that_multiply_past_the_bound_run_nothing() -> None:
-    wide = " ; ".join(["/w2"] * 17)
-    h = tiny_host(w1=wide, w2=" ; ".join(["/tiny"] * 16))
+def test_saved_chains_bring_at_most_256_steps_to_a_line() -> None:
+    h = tiny_host(w1=" ; ".join(["/w2"] * 16), w2=" ; ".join(["/tiny"] * 16), over="/w1 ; /tiny")
 
     h.type("/w1")
+    assert len(h.runs) == 256
 
-    assert h.runs == []
-    assert h.answers == [f"the saved chains make more than {MAX_STEPS} steps; nothing ran"]
+    h.type("/over")
+    assert len(h.runs) == 256
+    assert h.answers[-1] == "the saved chains make more than 256 steps; nothing ran"
 
 
 def test_a_restricted_built_in_from_a_file_is_refused_with_its_line_and_the_next_step_runs() -> None:
@@ -212,3 +216,43 @@ def test_a_saved_chain_started_by_someone_else_runs_under_the_same_rule(origin: 
     h.type("/ship", origin=origin)
 
     assert h.runs == [("tiny", "")]
+
+
+@pytest.mark.parametrize("name", ["slash-chain", "model", "Effort", "config", "compact"])
+def test_no_file_stands_in_for_slashkits_own_command_or_a_built_in_even_when_the_host_lists_nothing(
+    name: str,
+) -> None:
+    # An attack: a project file named like /slash-chain would take the person's `/slash-chain off` (or stop), and
+    # one named like a built-in the person's own /model or /config; the built-ins are known as measured.
+    h = MemoryHost(rule=DEFAULT_RULE)
+    h.saved = saved(**{name: "/tiny from the file"})
+
+    h.type(f"/{name} off")
+
+    assert ("tiny", "from the file") not in h.runs
+    assert h.runs == [(name, "off")]
+
+
+def test_list_marks_a_file_named_like_a_built_in_as_the_hosts() -> None:
+    h = host()
+    h.saved = saved(compact="/tiny")
+
+    h.type("/slash-chain list")
+
+    assert h.answers == ["/compact [.slashkit/chains/compact.md] (shadowed: the host has its own /compact)"]
+
+
+def test_a_host_that_lists_nothing_is_still_offered_no_file_named_like_slash_chain_model_or_effort() -> None:
+    offered = saved(**{"slash-chain": "/tiny", "model": "/tiny", "Effort": "/tiny", "ship": "/tiny"})
+
+    assert [c.name for c in offered.leaving([], []).chains] == ["ship"]
+
+
+def test_a_host_is_offered_each_saved_chain_described_by_its_file_or_else_by_its_chain_line() -> None:
+    files = saved(ship="---\ndescription: Ships\nargument-hint: <who>\n---\n/greet $1", check="/tiny $1 || /tiny")
+
+    offered = s.on_event(s.opened(), s.SavedAsked(("greet",), files)).reply
+
+    assert offered == s.SavedListed(
+        (s.Offered("check", "/tiny $1 || /tiny", ""), s.Offered("ship", "Ships", "<who>")), ()
+    )

@@ -56,14 +56,10 @@ const MAKE = [
  * its data folder, made on first use from the source the plugin carries.
  */
 async function locate($: EngineInterface): Promise<readonly string[]> {
-  const person = await $.env.get('SLASHKIT_PYTHON')
-  if (person !== undefined && person !== '') return [person, ...HELPER_ARGS]
-  if (PYTHON !== null) return [PYTHON, ...HELPER_ARGS]
-  const data = (await $.process.hookEnv()).CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`
+  const ready = await found($)
+  if (ready !== null) return ready
+  const data = await dataFolder($)
   const python = `${data}/python-${VERSION}/bin/python`
-  const found = (await $.process.run(['sh', '-c', FIND, 'sh', python, HELPER_SCRIPT])).stdout.trim()
-  if (found === python) return [python, ...HELPER_ARGS]
-  if (found !== '') return [found, ...HELPER_OPTIONS]
   $.ui.log(`slashkit: making its Python environment in ${data} (first use, a minute or two)`)
   const made = await $.process.run(['sh', '-c', MAKE, 'sh', `${data}/python-${VERSION}`, `${$.plugin.root}/${SOURCE}`], {
     timeoutMs: MAKE_TIMEOUT_MS,
@@ -76,6 +72,27 @@ async function locate($: EngineInterface): Promise<readonly string[]> {
     throw new Error(`cannot make its Python environment in ${data} (${why}); set SLASHKIT_PYTHON to a Python with slashkit`)
   }
   return [python, ...HELPER_ARGS]
+}
+
+/** The plugin's data folder, where its private environment lives. */
+async function dataFolder($: EngineInterface): Promise<string> {
+  return (await $.process.hookEnv()).CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`
+}
+
+/** The helper's argv when one is there to start, the first of `locate`'s; null while the private environment is to be made. */
+async function found($: EngineInterface): Promise<readonly string[] | null> {
+  const person = await $.env.get('SLASHKIT_PYTHON')
+  if (person !== undefined && person !== '') return [person, ...HELPER_ARGS]
+  if (PYTHON !== null) return [PYTHON, ...HELPER_ARGS]
+  const python = `${await dataFolder($)}/python-${VERSION}/bin/python`
+  const said = (await $.process.run(['sh', '-c', FIND, 'sh', python, HELPER_SCRIPT])).stdout.trim()
+  if (said === python) return [python, ...HELPER_ARGS]
+  return said === '' ? null : [said, ...HELPER_OPTIONS]
+}
+
+/** Whether the helper can start at once: false while its private environment is still to be made (first use). */
+export async function startable($: EngineInterface): Promise<boolean> {
+  return (await found($)) !== null
 }
 
 /** The bridge client's host, for this hook's `$`. */
@@ -109,6 +126,8 @@ export function host($: EngineInterface): Host {
     log: text => $.ui.log(text),
     debug: text => $.ui.log(text, { to: 'debug' }),
     toast: text => $.ui.toast(text),
+    // The footer under the prompt box (`⚠ slash-chain: <text>`), cleared by undefined (measured on 2.1.328).
+    progress: text => $.ui.status(text ?? undefined),
     after: (ms, fire) => $.clock.after(ms, fire),
     run: async (command, args) => (await $.command.run({ command, args })).text ?? '',
     saveEnabled: async enabled => {

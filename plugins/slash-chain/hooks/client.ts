@@ -161,8 +161,13 @@ const READY_LINE = new RegExp(String.raw`(?:^|\n)${READY} (/\S+)\n`)
 export type Link = {
   /** The running helper, started by the first event Python wants; undefined until then and after it failed. */
   helper: Helper | undefined
-  /** The optional events the helper asked for in its last answer; the others never start Python. */
+  /** The optional events the helper asked for in its newest answer; the others never start Python. */
   wants: ReadonlySet<string>
+  /**
+   * The version of the answer `wants` came from: two events on their way at once may be answered in either order,
+   * and the older answer, arriving last, must not undo what the newer one asked for.
+   */
+  wantsAt: number
   /** Why the helper is unavailable, once that is logged; cleared by its next answer. */
   down: string | undefined
   /**
@@ -181,7 +186,7 @@ export type Link = {
 
 /** A link with no helper yet. */
 export function link(): Link {
-  return { helper: undefined, wants: new Set(), down: undefined, sent: 0, held: [] }
+  return { helper: undefined, wants: new Set(), wantsAt: 0, down: undefined, sent: 0, held: [] }
 }
 
 /** The link of every host that brings none. */
@@ -303,7 +308,10 @@ async function exchange(host: Host, event: EventName, e: unknown): Promise<Excha
     unavailable(host, messageOf(err))
     return undefined
   }
-  if (l.helper === current) l.wants = new Set(answer.wants)
+  if (l.helper === current && answer.version > l.wantsAt) {
+    l.wants = new Set(answer.wants)
+    l.wantsAt = answer.version
+  }
   l.down = undefined
   // A held report the helper found stale (it handled another event first) is answered with what it did
   // instead of the forecast; otherwise with nothing. Either way the client now holds every timer and run the
@@ -524,6 +532,7 @@ async function watch(host: Host, mine: Helper, ready: (path: string) => void, fa
     const busy = l.wants.size > 0
     l.helper = undefined
     l.wants = new Set()
+    l.wantsAt = 0
     if (busy) unavailable(host, why)
   }
 }
@@ -540,6 +549,7 @@ function retire(host: Host, failed: Helper): void {
   if (l.helper === failed) {
     l.helper = undefined
     l.wants = new Set()
+    l.wantsAt = 0
   }
   failed.stop.abort()
   void failed.socket.then(socketPath => host.post(socketPath, EXIT_PATH, '')).catch(() => undefined)

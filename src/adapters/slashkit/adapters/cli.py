@@ -153,7 +153,11 @@ def _parser() -> argparse.ArgumentParser:
         "Code as they are. Without `claude` on PATH, the Claude Code the SDK bundles runs, and a line says which.",
         epilog='example: slashkit run "/review the diff && /test" --model sonnet -- --max-turns 5',
     )
-    run.add_argument("chain", help='the commands, as typed: "/a x && /b y", or one command alone')
+    run.add_argument(
+        "chain",
+        help='the commands, as typed: "/a x && /b y", one command alone, or a saved chain by name ("/ship Bob", '
+        "from the project's .slashkit/chains/ship.md)",
+    )
     run.add_argument(
         "--host",
         choices=("claude-code", "codex"),

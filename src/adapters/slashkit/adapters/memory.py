@@ -255,7 +255,7 @@ class MemoryHost:
         """Runs a command from any origin through the hooks, as the engine does: the chain hook hears every run
         whose arguments its matcher accepts, whoever started it."""
         listed = (tuple(self.builtins()), (*self.commands, CHAIN_COMMAND))
-        chained = holds_chain(args) or self.saved.leaving(listed[1]).named(command) is not None
+        chained = holds_chain(args) or self.saved.leaving(listed[1], self.rule.builtins).named(command) is not None
         typed = ChainTyped(command, args, origin, self.enabled(), *listed, saved=self.saved)
         reply = self.handle(typed) if chained else None
         match reply:

@@ -417,7 +417,7 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
         cancelled = _cancel(state, r)
         state, effects = cancelled.state, cancelled.effects
     chain = parse_chain(event.args)
-    saved = event.saved.leaving(event.commands)
+    saved = event.saved.leaving(event.commands, rule.builtins)
     head = Step(event.command, chain.head)
     calls = saved.named(event.command) is not None
     if calls and not event.enabled:
@@ -667,7 +667,7 @@ def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
             return Transition(state, reply=CommandAnswer(texts.NO_CHAIN_RUNS))
         return attrs.evolve(_cancel(state, r), reply=CommandAnswer(texts.cancelled_text(r.left)))
     if word == texts.LIST_WORD:
-        return Transition(state, reply=CommandAnswer(typed.saved.listing(typed.commands)))
+        return Transition(state, reply=CommandAnswer(typed.saved.listing(typed.commands, state.rule.builtins)))
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
     running = None if r is None else (r.index, r.total, r.step, r.wait)

@@ -18,7 +18,8 @@ from attrs import frozen
 
 from slashkit.core.chain import Step, parse_chain
 from slashkit.core.js_text import JS_SPACE_CLASS, js_trim
-from slashkit.core.texts import NO_SAVED_CHAINS, one_line, shown
+from slashkit.core.policy import REFUSED, command_name
+from slashkit.core.texts import CHAIN_COMMAND, NO_SAVED_CHAINS, one_line, shown
 
 #: A saved chain's name: what its file is called, less `.md`, and what the person types after the slash.
 NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -86,22 +87,29 @@ class Library:
         """The saved chain of this name, if there is one."""
         return next((c for c in self.chains if c.name == name), None)
 
-    def listing(self, commands: Iterable[str]) -> str:
+    def listing(self, commands: Iterable[str], builtins: Iterable[str] = ()) -> str:
         """The answer to `/slash-chain list`: each saved chain, what it says it does and where it comes from, a name
-        the host has (`commands`) marked as the host's, and a line for each file that is no saved chain."""
-        taken = frozenset(commands)
+        the host has (`host_has`) marked as the host's, and a line for each file that is no saved chain."""
+        taken = host_has(commands, builtins)
         lines = []
         for chain in self.chains:
             about = f" - {one_line(chain.description)}" if chain.description else ""
-            shadowed = f" (shadowed: the host has its own /{chain.name})" if chain.name in taken else ""
+            shadowed = f" (shadowed: the host has its own /{chain.name})" if command_name(chain.name) in taken else ""
             lines.append(f"/{chain.name}{about} [{one_line(chain.source)}]{shadowed}")
         lines += [problem.text for problem in self.problems]
         return "\n".join(lines) if lines else NO_SAVED_CHAINS
 
-    def leaving(self, commands: Iterable[str]) -> "Library":
-        """The saved chains whose names the host has none of: a name it has is the host's (shadowed)."""
-        taken = frozenset(commands)
-        return attrs.evolve(self, chains=tuple(c for c in self.chains if c.name not in taken))
+    def leaving(self, commands: Iterable[str], builtins: Iterable[str] = ()) -> "Library":
+        """The saved chains whose names the host has none of (`host_has`): a name it has is the host's (shadowed)."""
+        taken = host_has(commands, builtins)
+        return attrs.evolve(self, chains=tuple(c for c in self.chains if command_name(c.name) not in taken))
+
+
+def host_has(commands: Iterable[str], builtins: Iterable[str]) -> frozenset[str]:
+    """The names a saved chain never takes from the host, as the refusal rule compares names: the commands it listed,
+    its built-ins (as measured, even when it listed none), /model, /effort and slashkit's own /slash-chain, so no
+    file stands in for what the person types to change a setting or to stop a chain."""
+    return frozenset(map(command_name, (*commands, *builtins))) | REFUSED | {CHAIN_COMMAND}
 
 
 #: A session's saved chains before the host has read any.
@@ -128,9 +136,10 @@ def read(found: SavedFile) -> SavedChain | Problem:
     except UnicodeDecodeError as error:
         return Problem(found.source, f"it is not UTF-8 (byte {error.start})")
     lines = text.splitlines()
-    front, body_at = _front_matter(lines)
-    if isinstance(front, Problem):
-        return attrs.evolve(front, source=found.source)
+    matter = _front_matter(lines, found.source)
+    if isinstance(matter, Problem):
+        return matter
+    front, body_at = matter
     body = [(n, js_trim(line)) for n, line in enumerate(lines[body_at:], start=body_at + 1) if js_trim(line)]
     if not body:
         return Problem(found.source, "its body is empty; a saved chain is one chain line")
@@ -142,8 +151,9 @@ def read(found: SavedFile) -> SavedChain | Problem:
     return SavedChain(name, line, found.source, front.get("description", ""), front.get("argument-hint", ""))
 
 
-def _front_matter(lines: list[str]) -> tuple[dict[str, str] | Problem, int]:
-    """The front matter's keys, and the index of the line after it (0 when there is none)."""
+def _front_matter(lines: list[str], source: str) -> tuple[dict[str, str], int] | Problem:
+    """The front matter's keys, and the index of the line after it (0 when there is none), or what is wrong with
+    it: a blank, indented or `#` line in it is passed over."""
     if not lines or lines[0].strip() != _FENCE:
         return {}, 0
     found: dict[str, str] = {}
@@ -154,10 +164,10 @@ def _front_matter(lines: list[str]) -> tuple[dict[str, str] | Problem, int]:
         if line.strip() == "" or line.startswith((" ", "\t", "#")):
             continue
         if not colon:
-            return Problem("", f"its front matter line {shown(line)!r} is no `key: value`", n + 1), 0
+            return Problem(source, f"its front matter line {shown(line)!r} is no `key: value`", n + 1)
         if key.strip() in KEYS:
             found[key.strip()] = _unquoted(value.strip())
-    return Problem("", "its front matter has no closing ---", 1), 0
+    return Problem(source, "its front matter has no closing ---", 1)
 
 
 def _unquoted(value: str) -> str:

@@ -257,7 +257,8 @@ class Description:
 
 @frozen
 class Offered:
-    """A saved chain the host offers in its command menu: its name, description and argument hint."""
+    """A saved chain the host offers in its command menu: its name, description (its file's, else its chain line)
+    and argument hint."""
 
     name: str
     description: str
@@ -432,15 +433,18 @@ def on_event(session: Session, event: Event) -> Moved:
         case m.ChainCommandTyped():
             return _chain_command(session, event)
         case SavedAsked(commands, saved):
-            return Moved(session, tuple(Log(p.text) for p in saved.problems), _offered(saved, commands))
+            offered = _offered(saved, commands, session.rule.builtins)
+            return Moved(session, tuple(Log(p.text) for p in saved.problems), offered)
         case _:
             return _chains_moved(session, m.on_event(session.chains, event))
 
 
-def _offered(saved: Library, commands: tuple[str, ...]) -> SavedListed:
+def _offered(saved: Library, commands: tuple[str, ...], builtins: frozenset[str]) -> SavedListed:
     """The saved chains a host offers: every one whose name it has no command of."""
-    leaving = saved.leaving(commands)
-    offered = tuple(Offered(c.name, c.description, c.argument_hint) for c in leaving.chains)
+    leaving = saved.leaving(commands, builtins)
+    # A file that gives no description is described by its chain line: a menu shows something of what it runs (and
+    # Claude Code refuses to register a command with none, measured on 2.1.328).
+    offered = tuple(Offered(c.name, c.description or c.body, c.argument_hint) for c in leaving.chains)
     shadowed = tuple(c.name for c in saved.chains if c not in leaving.chains)
     return SavedListed(offered, shadowed)
 

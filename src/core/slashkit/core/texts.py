@@ -28,6 +28,9 @@ BUILTIN_OFF_TEXT: Final = "builtin off: the model's built-in commands are refuse
 #: that says it failed and ends its turn normally would run the next step (measured on the reference's engine).
 FAIL_TOOL: Final = "fail"
 FAIL_TOOL_ID: Final = f"mcp__{CHAIN_COMMAND}__{FAIL_TOOL}"
+#: Its name where a host names its tools itself (opencode's plugin tools, pi's): as if the `slash-chain` MCP server
+#: served it, `<server>_<tool>` (opencode's naming of MCP tools, measured on opencode 1.18.33).
+FAIL_TOOL_NAME: Final = f"{CHAIN_COMMAND}_{FAIL_TOOL}"
 FAIL_DESCRIPTION: Final = (
     "Stops the running slash-chain (/a && /b) because the step you were handed failed, so the commands after "
     "it do not run. Call it only while a slash-chain step waits on your turn, and only when you could not do "

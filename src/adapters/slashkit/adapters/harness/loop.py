@@ -222,7 +222,7 @@ class Harness(Generic[M]):
         origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
         listed = (tuple(self._builtins), tuple(self._known or ()))
         saved = self._saved()
-        calls = saved.leaving(listed[1]).named(command) is not None
+        calls = saved.leaving(listed[1], self._rule.builtins).named(command) is not None
         chained = text.startswith("/") and (holds_chain(args) or calls)
         alone = text.startswith("/") and not chained
         if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):

@@ -1,11 +1,11 @@
 /**
- * The `slash-chain` plugin: `/a x && /b y` runs `/b y` once `/a x` ended well; and the model may queue one of the
- * session's allowlisted built-ins (/compact) through its `builtin` tool or the Skill tool, inside lich or not. A
- * shim over the bridge: it translates the engine's payloads into the core's events (docs/bridge.md) and answers
+ * The `slash-chain` plugin: `/a x && /b y` runs `/b y` once `/a x` ended well; a saved chain (`.slashkit/chains/`)
+ * is a command of the session; and the model may queue one of the session's allowlisted built-ins (/compact) through
+ * its `builtin` tool or the Skill tool, inside lich or not. A shim over the bridge: it translates the engine's payloads into the core's events (docs/bridge.md) and answers
  * with what the core says.
  */
-import type { EngineInterface, Register } from 'claude-code'
-import { ask, bounded, boundedInput, builtinNames, enabled, host, messageOf, prepare, skillRefused, switchedOn, wanted } from './bridge.js'
+import type { Args, EngineInterface, Next, Register } from 'claude-code'
+import { ask, bounded, boundedInput, builtinNames, enabled, host, messageOf, prepare, skillRefused, startable, switchedOn, wanted } from './bridge.js'
 import {
   BUILTIN_DESCRIPTION,
   BUILTIN_SCHEMA,
@@ -18,9 +18,18 @@ import {
 } from './host.js'
 import { SEPARATOR } from './host.js'
 
-/** The engine's command list as the refusal rule reads it: every name, and the built-ins among them. */
+/**
+ * The saved chains this plugin registered as commands of the session: the engine runs each through the unmatched
+ * `command.run` hook below. Claude Code runs one session per process, so one set.
+ */
+const saved = new Set<string>()
+
+/**
+ * The engine's command list as the refusal rule reads it: every name, and the built-ins among them; less the saved
+ * chains this plugin registered, which are the core's to run (a name in the list is the engine's own).
+ */
 async function listed($: EngineInterface): Promise<{ commands: string[]; builtins: string[] }> {
-  const all = await $.command.list()
+  const all = (await $.command.list()).filter(c => !saved.has(c.name))
   return { commands: all.map(c => c.name), builtins: all.filter(c => c.source === 'builtin').map(c => c.name) }
 }
 
@@ -28,10 +37,55 @@ async function listed($: EngineInterface): Promise<{ commands: string[]; builtin
  * Whether slashkit's Agent SDK host drives this session (it marks its Claude Code with SLASHKIT_HARNESS,
  * slashkit.adapters.bridge.bridge.HARNESS_VARIABLE; the engine reads only a literal name here): the host's own
  * in-process `slash-chain` server serves `fail` and `builtin` then, so the plugin registers neither and hands their
- * calls on, and each call reaches the chain and the queue it belongs to.
+ * calls on, and each call reaches the chain and the queue it belongs to. The host runs saved chains itself too (it
+ * sends their steps), so the plugin asks for none.
  */
 async function harnessed($: EngineInterface): Promise<boolean> {
   return ((await $.env.get('SLASHKIT_HARNESS')) ?? '') !== ''
+}
+
+/**
+ * Registers the session's saved chains as its commands, as the core names them (`SavedAsked`) from the engine's
+ * command list, less the names registered here before (a `session.start` again is the same session's). The core
+ * offers no name the engine has already; one the engine refuses all the same (a command that came since the list
+ * was read) is written to the debug log and stays the engine's.
+ */
+async function offerSaved($: EngineInterface): Promise<void> {
+  const reply = (await ask(host($), 'SavedAsked', { commands: (await listed($)).commands }))?.reply
+  if (reply?.kind !== 'saved') return
+  for (const chain of reply.chains) {
+    const hint = chain.argument_hint === '' ? {} : { argumentHint: chain.argument_hint }
+    try {
+      await $.command.register({ name: chain.name, description: chain.description, ...hint })
+      saved.add(chain.name)
+    } catch (err) {
+      $.ui.log(`slashkit: /${chain.name} stays the engine's: ${messageOf(err)}`, { to: 'debug' })
+    }
+  }
+}
+
+/**
+ * A chain run as a command (typed with an operator, or a saved chain by its name) goes to the core (`ChainTyped`):
+ * it answers the command itself, or has it run with the args it gives and hears how that ended; without an answer,
+ * the command runs as typed.
+ */
+async function chainTyped($: EngineInterface, e: Args<'command.run'>, next: Next<'command.run'>) {
+  // The helper's cold start is the whole of a first chain's wait: it starts before the setting is read.
+  prepare(host($))
+  const [setting, names] = await Promise.all([enabled($), listed($)])
+  const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: setting, ...names })
+  // The core answered the command itself: a saved chain, or a command not to run (one only the person may run).
+  if (answer?.reply?.kind === 'command.answer') return { text: answer.reply.text }
+  if (answer?.ticket === undefined) return next(e)
+  let result
+  try {
+    result = await next({ ...e, args: answer.reply.args })
+  } catch (err) {
+    await answer.ticket.threw(messageOf(err))
+    throw err
+  }
+  await answer.ticket.resolved(result.text ?? '')
+  return result
 }
 
 export const register: Register = on => {
@@ -39,10 +93,14 @@ export const register: Register = on => {
     const started = await next(e)
     await $.command.register({ name: 'slash-chain', description: COMMAND_DESCRIPTION, argumentHint: COMMAND_HINT, immediate: true })
     // Declared once at the start, so the tool list the prompt cache holds does not change mid-session.
-    if (!(await harnessed($))) {
-      await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
-      await $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA })
-    }
+    if (await harnessed($)) return started
+    await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
+    await $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA })
+    // Before the session's first prompt: `claude -p "/ship Bob"` finds /ship only once it is registered. A private
+    // environment still to be made (the first session after an install) is left to the first chain to make, as
+    // before: making it here would hold every start without the package index, and a chain typed meanwhile would
+    // wait on it outside a `$` call, past its hook's 10 s (measured on 2.1.328: `next() after it settled`).
+    if (await startable($)) await offerSaved($)
     return started
   })
 
@@ -76,7 +134,9 @@ export const register: Register = on => {
   })
 
   on('command.run', { command: 'slash-chain' }, async ($, e) => {
-    const reply = (await ask(host($), 'ChainCommandTyped', { args: e.args, enabled: await enabled($) }))?.reply
+    const [setting, { commands }] = await Promise.all([enabled($), listed($)])
+    // The commands let `/slash-chain list` tell which saved chains the engine's own commands shadow.
+    const reply = (await ask(host($), 'ChainCommandTyped', { args: e.args, enabled: setting, commands }))?.reply
     return { text: reply?.kind === 'command.answer' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   })
 
@@ -85,23 +145,15 @@ export const register: Register = on => {
   // (imported, `claude plugin validate` lists it as `?`), so laying the plugin out writes the core's pattern here in
   // the place of SEPARATOR (slashkit.adapters.claude_code.plugins.inline_separator).
   on('command.run', { args: SEPARATOR }, async ($, e, next) => {
-    // The helper's cold start is the whole of a first chain's wait: it starts before the setting is read.
-    prepare(host($))
-    const [setting, names] = await Promise.all([enabled($), listed($)])
-    const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: setting, ...names })
-    // The core answered the command itself: it is not to run (a command only the person may run, run by another).
-    if (answer?.reply?.kind === 'command.answer') return { text: answer.reply.text }
-    if (answer?.ticket === undefined) return next(e)
-    let result
-    try {
-      result = await next({ ...e, args: answer.reply.args })
-    } catch (err) {
-      await answer.ticket.threw(messageOf(err))
-      throw err
-    }
-    await answer.ticket.resolved(result.text ?? '')
-    return result
+    // A saved chain is the hook's beneath (measured on 2.1.328: the hook registered first runs first), whatever
+    // its args hold, so one run sends one ChainTyped.
+    if (saved.has(e.command)) return next(e)
+    return chainTyped($, e, next)
   })
+
+  // A saved chain by its name (`/ship Bob`, `/ship Bob && /deploy`): its names are read at run time, and a matcher
+  // is a literal, so this hook hears every command and passes on all but those.
+  on('command.run', async ($, e, next) => (saved.has(e.command) ? chainTyped($, e, next) : next(e)))
 
   on('skill.prompt', async ($, e, next) => {
     const result = await next(e)

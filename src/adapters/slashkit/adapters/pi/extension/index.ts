@@ -5,7 +5,7 @@
  * per process, so the extension keeps one link to one helper. pi resolves its own package for an extension (its
  * `CustomEditor`); nothing else comes from npm.
  */
-import { CustomEditor, type ExtensionAPI, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
+import { CustomEditor, type ExtensionAPI, type ExtensionCommandContext, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
 import { ask, bounded, boundedInput, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
 import * as facts from './host.js'
 import { enabled, nodeHost, switchedOn } from './node-host.js'
@@ -20,6 +20,15 @@ export default function slashkit(pi: ExtensionAPI): void {
   let ctx: ExtensionContext | undefined
   /** The run of the step whose prompt pi sends next: it ends once that prompt was handed (`message_end`). */
   let stepping: { resolve: (output: string) => void; reject: (error: Error) => void } | Ticket | undefined
+  /** The run of the last prompt the extension sent (see `stepping`), which a saved chain's command waits for. */
+  let sending: Promise<string> | undefined
+  /** The saved chains this extension registered as pi commands: no names of pi's own (`SavedAsked`). */
+  const saved = new Set<string>()
+  /**
+   * The saved chains' exchange at session start. A line typed meanwhile (omp does not await the start, omp.ts) waits
+   * for it: the client keeps the wanted events of whichever answer came last, and the start's would undo the chain's.
+   */
+  let offered: Promise<void> = Promise.resolve()
   /** How the last low-level run ended (`agent_end`), for the `agent_settled` that follows. */
   let last: { reason: string; answer: string } = { reason: 'answer', answer: '' }
   /** What `agent_settled` waits for before it returns: fired timers and built-ins running (see `settled`). */
@@ -47,21 +56,37 @@ export default function slashkit(pi: ExtensionAPI): void {
     })
   }
 
+  /**
+   * Sends a line as the person's prompt; its run ends once pi handed it to the model (`message_end`). While pi works
+   * (a saved chain typed mid-turn, below) pi takes a prompt only queued: it runs once the turn is over.
+   */
+  const prompt = (text: string, expand: boolean): Promise<string> => {
+    const ran = new Promise<string>((resolve, reject) => (stepping = { resolve, reject }))
+    sending = ran
+    pi.sendUserMessage(text, { expandPromptTemplates: expand, ...(ctx?.isIdle() === false && { deliverAs: 'followUp' }) })
+    return ran
+  }
+
   /** A step: a built-in through the API, anything else as the person's typed line (templates expanded). */
   const run = (command: string, args: string): Promise<string> => {
     if (command === 'compact') return track(compact())
     // slashkit's own command is no pi command (see `input`): a step of it goes to the core, which knows its chain.
     if (command === facts.CHAIN_COMMAND) return slashChain(args, 'extension').then(() => '')
+    const line = `/${command}${args === '' ? '' : ` ${args}`}`
     // An extension command sends no user message of its own: its run ends once pi has taken it.
-    const own = pi.getCommands().some(c => c.name === command && c.source === 'extension')
-    const ran = own ? Promise.resolve('') : new Promise<string>((resolve, reject) => (stepping = { resolve, reject }))
-    pi.sendUserMessage(`/${command}${args === '' ? '' : ` ${args}`}`, { expandPromptTemplates: true })
-    return ran
+    if (!pi.getCommands().some(c => c.name === command && c.source === 'extension')) return prompt(line, true)
+    pi.sendUserMessage(line, { expandPromptTemplates: true })
+    return Promise.resolve('')
   }
 
   const node = nodeHost({ link: link(), gone: () => false, log: line, toast: line, run })
   const host: Host = {
     ...node,
+    // The running chain's step and the next one on pi's status line (the TUI's, RPC's `setStatus`); null clears it.
+    // Print mode has no UI, and its lines on stderr say as much.
+    progress: text => {
+      if (ctx?.hasUI === true) ctx.ui.setStatus(facts.CHAIN_COMMAND, text ?? undefined)
+    },
     // The next step must be sent before `agent_settled` returns, or `pi -p` exits first (docs/pi.md): what it
     // waits for is every timer and every exchange with the helper under way.
     after: (ms, fire) => track(new Promise(done => setTimeout(done, ms)).then(fire)),
@@ -77,7 +102,7 @@ export default function slashkit(pi: ExtensionAPI): void {
 
   /** A typed `/name args` whose args hold a chain: the core's answer carried out, as pi's `input` result. */
   const chain = async (command: string, args: string): Promise<InputEventResult> => {
-    const answer: Answer = await ask(host, 'ChainTyped', { command, args, origin: 'composer', enabled: enabled(), builtins: BUILTINS })
+    const answer: Answer = await ask(host, 'ChainTyped', { command, args, origin: 'composer', enabled: enabled(), builtins: BUILTINS, commands: names() })
     if (answer?.reply?.kind === 'command.answer') {
       line(answer.reply.text)
       return { action: 'handled' }
@@ -93,9 +118,65 @@ export default function slashkit(pi: ExtensionAPI): void {
     return { action: 'transform', text: `/${command}${answer.reply.args === '' ? '' : ` ${answer.reply.args}`}` }
   }
 
+  /** Every timer and every exchange with the helper under way, and what each led to, done. */
+  const drain = async (): Promise<void> => {
+    // What one piece of work leads to starts within the microtasks after it: setImmediate runs once they are done.
+    for (;;) {
+      await new Promise(done => setImmediate(done))
+      if (work.size === 0) break
+      await Promise.all([...work])
+    }
+  }
+
+  /**
+   * A saved chain typed by name (`/ship Bob`, `/ship Bob && /deploy`): pi runs its registered command before any
+   * event, with the rest of the line as its args, so the command hands the core the line (`ChainTyped`, whatever
+   * the args hold); the core answers with a line and runs the steps. The command returns once they ran: `pi -p`
+   * ends when it returns (docs/pi.md, measured on 1.6.0). With no answer (no helper) the line goes on as typed, which
+   * pi hands the model as text.
+   */
+  const typedSaved = async (command: string, args: string, c: ExtensionCommandContext): Promise<void> => {
+    ctx = c
+    const before = sending
+    const reply = (await ask(host, 'ChainTyped', { command, args, origin: 'composer', enabled: enabled(), builtins: BUILTINS, commands: names() }))?.reply
+    if (reply?.kind === 'command.answer') line(reply.text)
+    else void prompt(`/${command}${args === '' ? '' : ` ${args}`}`, false)
+    await drain()
+    // The first step's prompt was sent by now, but pi starts its run a tick later (measured on 1.6.0).
+    if (sending !== before) await sending?.catch(() => undefined)
+    await c.waitForIdle()
+  }
+
+  /**
+   * pi's command names as the core hears them: what `pi.getCommands()` lists (templates, skills, extensions'; not the
+   * built-ins, which the core knows) but the saved chains this extension registered, and `/slash-chain`, which `input`
+   * reads.
+   */
+  const names = (): string[] => [
+    ...pi.getCommands().flatMap(c => (c.source === 'extension' && saved.has(c.name) ? [] : [bounded(c.name)])),
+    facts.CHAIN_COMMAND,
+  ]
+
+  /**
+   * Asks the core for the saved chains (`SavedAsked`, with pi's command names but those this extension registered)
+   * and registers each in pi's command menu; a name pi has is shadowed, and left to pi.
+   */
+  const offerSaved = async (): Promise<void> => {
+    const reply = (await ask(host, 'SavedAsked', { commands: names() }))?.reply
+    if (reply?.kind !== 'saved') return
+    for (const chain of reply.chains) {
+      if (reply.shadowed.includes(chain.name)) continue
+      saved.add(chain.name)
+      // pi's menu shows no argument hint for an extension's command (measured on 1.6.0): it leads the description,
+      // as pi's own built-ins show theirs.
+      const description = chain.argument_hint === '' ? chain.description : `${chain.argument_hint} — ${chain.description}`
+      pi.registerCommand(chain.name, { description, handler: (args, c) => typedSaved(chain.name, args, c) })
+    }
+  }
+
   /** `/slash-chain args` from this origin: the core answers, and decides whether that origin may switch chaining. */
   const slashChain = async (args: string, origin: string): Promise<void> => {
-    const reply = (await ask(host, 'ChainCommandTyped', { args, enabled: enabled(), origin }))?.reply
+    const reply = (await ask(host, 'ChainCommandTyped', { args, enabled: enabled(), origin, commands: names() }))?.reply
     line(reply?.kind === 'command.answer' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
   }
 
@@ -105,6 +186,7 @@ export default function slashkit(pi: ExtensionAPI): void {
   // names its `source`: the person's (`interactive`, `rpc`) or an extension's.
   pi.on('input', async (e, c) => {
     ctx = c
+    await offered
     const own = new RegExp(`^/${facts.CHAIN_COMMAND}(?:\\s+([\\s\\S]*))?$`).exec(e.text)
     if (own !== null) {
       await slashChain(own[1] ?? '', originOf(e.source))
@@ -121,7 +203,7 @@ export default function slashkit(pi: ExtensionAPI): void {
   // (`setupEditorSubmitHandler`, interactive-mode.js, measured on 1.6.0). So the editor (pi's, or another extension's)
   // offers a chain led by a built-in the extension runs to the core first: handled, the line goes in the history as a
   // prompt does; not taken, to pi's own handler, which pi sets as `onSubmit` after the factory returned.
-  pi.on('session_start', (_e, c) => {
+  pi.on('session_start', async (_e, c) => {
     ctx = c
     const previous = c.ui.getEditorComponent()
     c.ui.setEditorComponent((tui, theme, keys) => {
@@ -134,6 +216,10 @@ export default function slashkit(pi: ExtensionAPI): void {
       }
       return Object.defineProperty(editor, 'onSubmit', { get: () => offer, set: (to?: (text: string) => void) => (submit = to) })
     })
+    // pi awaits this handler before it takes the first prompt (`pi -p`, RPC), and lists what it registered in the
+    // TUI's menu (measured on 1.6.0).
+    offered = offerSaved()
+    await offered
   })
 
   // The prompt a step hands the model, template expanded: the core may add its fail note (PromptHanded).
@@ -161,12 +247,7 @@ export default function slashkit(pi: ExtensionAPI): void {
     const ended = { reason: e.aborted ? 'aborted' : last.reason, agent: null, answer: wanted(STEP_OUTPUT, host.link) ? bounded(last.answer) : '' }
     if (wanted('TurnEnded', host.link)) await ask(host, 'TurnEnded', ended)
     // pi runs what this handler sends once it returned, and `pi -p` exits when nothing was sent (measured on 1.6.0).
-    // What one piece of work leads to starts within the microtasks after it: setImmediate runs once they are done.
-    for (;;) {
-      await new Promise(done => setImmediate(done))
-      if (work.size === 0) break
-      await Promise.all([...work])
-    }
+    await drain()
   })
 
   // The helper's pipes would keep `pi -p` alive after its prompt: it is asked to leave with the session.

@@ -15,8 +15,16 @@ type Said = { role?: string; timestamp?: unknown }
 export default function omp(api: OmpAPI): void {
   const add = api.on.bind(api) as (event: string, handler: Handler) => void
   const on = (event: string, handler: Handler): void => {
-    // omp's UI has no `getEditorComponent`, and its `input` sees a line led by a built-in: no editor to swap.
-    if (event === 'session_start') return
+    // omp's UI has no `getEditorComponent`, and its `input` sees a line led by a built-in: no editor to swap, so the
+    // handler (which also registers the saved chains) gets a UI whose editor calls do nothing. It asks for omp's
+    // commands once the templates are loaded. It is not awaited: omp's TUI drops the Enter typed while a
+    // `session_start` handler runs (measured on 18.2.3), and its print and RPC modes run no chain anyway.
+    if (event === 'session_start') {
+      return add('session_start', (e: never, c: { ui: object }) => {
+        const ui = new Proxy(c.ui, { get: (target, key) => (key in noEditor ? noEditor[key as keyof typeof noEditor] : bound(target, key)) })
+        void templates.then(() => handler(e, new Proxy(c, { get: (target, key) => (key === 'ui' ? ui : bound(target, key)) }) as never))
+      })
+    }
     // omp ends a run with `agent_end` alone (no `agent_settled`); `willContinue` says it is not over yet. The
     // extension's own `agent_end` handler was added first, so it has read the run's last message by then.
     if (event === 'agent_settled') {
@@ -54,6 +62,14 @@ export default function omp(api: OmpAPI): void {
     add(event, handler)
   }
   const handed = new Map<unknown, Promise<unknown>>()
+  // omp's `getCommands` leaves out the prompt templates of `.omp/prompts/` (get-commands-handler.ts): their names are
+  // added, so that a saved chain of a template's name is shadowed as in pi.
+  let names: string[] = []
+  const templates = loadPromptTemplates().then(
+    loaded => void (names = loaded.map(t => t.name)),
+    () => undefined,
+  )
+  const commands = (): { name: string; source: string }[] => [...api.getCommands(), ...names.map(name => ({ name, source: 'prompt' }))]
   // omp's `sendUserMessage` expands no prompt template (`AgentSession.sendUserMessage`): its own expansion is used.
   const send = (text: string): void => {
     void loadPromptTemplates().then(templates => api.sendUserMessage(expandPromptTemplate(text, templates)))
@@ -62,9 +78,18 @@ export default function omp(api: OmpAPI): void {
     get: (target, key) => {
       if (key === 'on') return on
       if (key === 'sendUserMessage') return send
-      const value: unknown = Reflect.get(target, key)
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+      if (key === 'getCommands') return commands
+      return bound(target, key)
     },
   })
   slashkit(wrapped as unknown as ExtensionAPI)
+}
+
+/** omp's UI lacks the editor calls pi's has. */
+const noEditor = { getEditorComponent: () => undefined, setEditorComponent: () => undefined }
+
+/** A property of `target`, a method bound to it. */
+function bound(target: object, key: string | symbol): unknown {
+  const value: unknown = Reflect.get(target, key)
+  return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
 }
