@@ -4,6 +4,7 @@ runs step after step, and the person sees every line; the model's self-command t
 import shlex
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +58,12 @@ class Pane:
         self.tmux("send-keys", "-t", "tui", "Enter")
 
 
+#: The core's progress while the first step of `ship` (`/greet $1 && /greet done`) runs, as the TUI's toast shows it
+#: (it wraps the rest, `/greet done`, at the toast's width); and what any progress of a chain starts with.
+PROGRESS_FIRST = "chain 1/2: /greet Bob · next"
+PROGRESS_MARK = "chain "
+
+
 @pytest.fixture
 def pane(tmp_path: Path) -> Iterator[Pane]:
     made = Pane(tmp_path / "tmux.sock")
@@ -104,3 +111,32 @@ def test_the_models_self_command_tool_compacts_the_tui_session_once_its_turn_end
         kinds = [r.kind for r in model.requests if r.kind != "title"]
     # The turn that asked for it ended first; then the session was summarized (no lich in this environment).
     assert kinds == ["main", "main", "summary"]
+
+
+def test_a_saved_chain_typed_in_the_tui_shows_its_progress_while_a_step_runs_and_takes_it_away_at_the_end(
+    tmp_path: Path, pane: Pane
+) -> None:
+    held = threading.Event()
+    screens = tmp_path / "screens"
+    screens.mkdir()
+    with OpenAIServer([text("Hello Bob", hold=held), text("Hello done")]) as model:
+        project = write_project(tmp_path / "project", model.url, {"greet": "Greet $1 warmly."})
+        chains = project / ".slashkit" / "chains"
+        chains.mkdir(parents=True)
+        (chains / "ship.md").write_text(
+            "---\ndescription: Greet someone, then say done\n---\n/greet $1 && /greet done\n"
+        )
+        pane.open_opencode(project, tmp_path)
+        pane.type_line("/ship Bob")
+        # The model holds its answer to the first step: the step runs, and the TUI says so.
+        mid = pane.wait_for(PROGRESS_FIRST)
+        (screens / "mid-step.txt").write_text(mid)
+        held.set()
+        end = pane.wait_for("all 2 command(s) ran")
+        # The toast of the last step leaves once the chain ended.
+        deadline = time.monotonic() + 10
+        while PROGRESS_MARK in end and time.monotonic() < deadline:
+            time.sleep(0.5)
+            end = pane.screen()
+        (screens / "after-end.txt").write_text(end)
+    assert PROGRESS_MARK not in end, end

@@ -21,6 +21,7 @@ beforeEach(async () => {
   helper = new FakeHelper()
   opencode = new FakeOpencode()
   await opencode.load()
+  await helper.forgetSavedAsk()
 })
 
 afterEach(async () => {
@@ -58,7 +59,8 @@ test('a typed chain: the first command runs with its own args, the next once its
   assert.deepEqual(opencode.lines, ['1/2: /greet Bob', '2/2: /greet Carol', 'all 2 command(s) ran'])
   assert.deepEqual(opencode.commands, ['/greet Carol'])
   assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [
-    ['ChainTyped', { command: 'greet', args: 'Bob && /greet Carol', origin: 'composer', enabled: true }],
+    // opencode's commands as it lists them, and the built-ins the plugin runs, for the core's rule.
+    ['ChainTyped', { command: 'greet', args: 'Bob && /greet Carol', origin: 'composer', enabled: true, builtins: ['compact'], commands: ['greet', 'review'] }],
     ['RunEnded', { token: 1, error: null, output: '', applied: false }],
     ['PromptSubmitted', { text: '/greet Bob && /greet Carol', origin: 'composer' }],
     ['TurnEnded', { reason: 'answer', agent: null, answer: '' }],
@@ -221,6 +223,7 @@ test('the self-command tool in a subagent session (a child), inside lich: the co
   process.env.LICH_SESSION_ID = 'lich-7f3a'
   opencode = new FakeOpencode()
   await opencode.load()
+  await helper.forgetSavedAsk()
   helper.answer = selfCommands
   await opencode.event('session.created', { info: { id: 'ses_child', parentID: S } })
   assert.deepEqual(await opencode.builtin('ses_child', { command: 'compact' }), { error: '/compact was not run.' })
@@ -239,7 +242,7 @@ test('a line led by /compact compacts in the prompt place, and the chain goes on
   assert.deepEqual(opencode.asked, ['Greet Carol warmly.'])
   // The line held while the compaction ran is written after it.
   assert.deepEqual(opencode.lines, ['1/2: /compact', '2/2: /greet Carol'])
-  assert.deepEqual((await helper.received('ChainTyped')).e, { command: 'compact', args: '&& /greet Carol', origin: 'composer', enabled: true })
+  assert.deepEqual((await helper.received('ChainTyped')).e, { command: 'compact', args: '&& /greet Carol', origin: 'composer', enabled: true, builtins: ['compact'], commands: ['greet', 'review'] })
   assert.deepEqual((await helper.received('RunEnded')).e, { token: 1, error: null, output: '', applied: false })
 })
 
@@ -299,6 +302,67 @@ test('a helper that cannot start: one line, and the command runs as typed', asyn
   assert.ok(line?.startsWith(UNAVAILABLE.split('{why}')[0] ?? '') && line.includes('ENOENT') && line.endsWith(UNAVAILABLE.split('{why}')[1] ?? ''), line)
 })
 
+/**
+ * The helper's script for a project with one saved chain, `ship` (`/greet $1 && /greet done`), as the core answers
+ * it: the start's question names it (and one bad file); `/ship Bob` is answered at once and its steps run from a
+ * timer, one after the other, each shown as the chain's progress, which the end takes away.
+ */
+function savedShip(): (sent: Sent) => { wants?: string[]; reply?: unknown; effects?: unknown[] } {
+  return sent => {
+    switch (sent.event) {
+      case 'SavedAsked':
+        return {
+          reply: { kind: 'saved', chains: [{ name: 'ship', description: 'Ship it', argument_hint: '<who>' }], shadowed: ['greet'] },
+          effects: [{ kind: 'log', text: 'saved chain bad.md: its body is empty' }],
+        }
+      case 'ChainTyped':
+        return {
+          reply: { kind: 'command.answer', text: '/ship Bob: /greet Bob && /greet done' },
+          effects: [{ kind: 'log', text: '1/2: /greet Bob' }, { kind: 'progress', text: 'chain 1/2: /greet Bob · next /greet done' }, { kind: 'after', ms: 0, token: 2 }],
+        }
+      case 'TimerFired':
+        return { effects: [{ kind: 'run', command: 'greet', args: 'Bob', token: 3 }] }
+      case 'RunEnded':
+        if (sent.e['token'] === 3) return { effects: [{ kind: 'log', text: '2/2: /greet done' }, { kind: 'progress', text: 'chain 2/2: /greet done' }, { kind: 'run', command: 'greet', args: 'done', token: 4 }] }
+        return { effects: [{ kind: 'log', text: 'all 2 command(s) ran' }, { kind: 'progress', text: null }] }
+    }
+    return {}
+  }
+}
+
+test('the saved chains the core names become opencode commands with their description; a name opencode has stays opencode', async () => {
+  opencode = new FakeOpencode()
+  helper.answer = savedShip()
+  await opencode.load({ deploy: 'Deploy $ARGUMENTS' })
+  const commands = (await helper.received('SavedAsked')).e['commands'] as string[]
+  // Every name opencode has: its command files, the plugin's own command, its built-ins and the TUI's.
+  for (const name of ['deploy', 'slash-chain', 'init', 'review', 'compact', 'new', 'undo']) assert.ok(commands.includes(name), name)
+  assert.ok(!commands.includes('ship'))
+  assert.deepEqual(opencode.added['ship'], { template: '$ARGUMENTS', description: 'Ship it (<who>)' })
+  assert.deepEqual(Object.keys(opencode.added).sort(), ['ship', 'slash-chain'])
+  // The helper that answered at the start is ended: each session has its own.
+  await helper.forgetSavedAsk()
+})
+
+test('a saved chain typed with no operator goes to the core: answered with no model turn, its steps run, its progress shown then taken away', async () => {
+  opencode = new FakeOpencode()
+  helper.answer = savedShip()
+  await opencode.load()
+  await helper.forgetSavedAsk()
+  const answered = await opencode.type(S, 'ship', 'Bob')
+  assert.equal(answered.error?.data?.message, '/ship Bob: /greet Bob && /greet done')
+  // The saved chain the plugin added is not opencode's: the core runs it.
+  assert.deepEqual((await helper.received('ChainTyped')).e, { command: 'ship', args: 'Bob', origin: 'composer', enabled: true, builtins: ['compact'], commands: ['greet', 'review'] })
+  await until(() => opencode.lines.includes('all 2 command(s) ran'), 'the end of the chain')
+  assert.deepEqual(opencode.commands, ['/greet Bob', '/greet done'])
+  assert.deepEqual(opencode.asked, ['Greet Bob warmly.', 'Greet done warmly.'])
+  // The bad file's line goes to the first session the plugin writes to, before the chain's.
+  assert.deepEqual(opencode.lines, ['saved chain bad.md: its body is empty', '1/2: /greet Bob', '/ship Bob: /greet Bob && /greet done', '2/2: /greet done', 'all 2 command(s) ran'])
+  assert.deepEqual(opencode.toasts, ['chain 1/2: /greet Bob · next /greet done', 'chain 2/2: /greet done', ''])
+  // Each progress stays until the next replaces it; the end's empty toast leaves at once.
+  assert.deepEqual(opencode.toastDurations, [600000, 600000, 1])
+})
+
 describe_inside_lich()
 
 /** Inside lich: every session says it started, and lich's refusal of its control tool is answered by the core. */
@@ -312,6 +376,7 @@ function describe_inside_lich(): void {
     chmodSync(process.env.LICH_BIN, 0o755)
     opencode = new FakeOpencode()
     await opencode.load()
+    await helper.forgetSavedAsk()
     helper.answer = sent => {
       const wants = ['ControlAnswered']
       if (sent.event === 'ControlAnswered') return { wants, reply: { kind: 'whoami', token: 5 } }
@@ -339,6 +404,7 @@ function describe_inside_lich(): void {
     process.env.LICH_SESSION_ID = 'lich-7f3a'
     opencode = new FakeOpencode()
     await opencode.load()
+    await helper.forgetSavedAsk()
     helper.answer = sent =>
       sent.event === 'ControlAnswered'
         ? { wants: ['ControlAnswered'], reply: { kind: 'deny', text: 'slash-chain: /model runs only when you type it' } }

@@ -160,6 +160,17 @@ export class FakeHelper {
     return matching()[count - 1] as Sent
   }
 
+  /**
+   * Forgets the helper the plugin started at its `config` hook to ask for the saved chains, once it answered and
+   * ended, so a test sees only its sessions' helpers.
+   */
+  async forgetSavedAsk(): Promise<void> {
+    const { helper } = await this.received('SavedAsked')
+    await until(() => !alive(helper), 'the end of the helper asked for the saved chains')
+    this.sent.splice(0)
+    this.exits.splice(0)
+  }
+
   /** Ends every helper still running and removes the folder. */
   async close(): Promise<void> {
     for (const pid of this.helpers()) {
@@ -191,6 +202,10 @@ export class FakeOpencode {
   readonly asked: string[] = []
   readonly compacted: string[] = []
   readonly toasts: string[] = []
+  /** How long each toast was to stay, in order (opencode's default when none was given). */
+  readonly toastDurations: number[] = []
+  /** The commands the `config` hook added, as opencode lists them. */
+  readonly added: Record<string, { template: string; description?: string }> = {}
   /** Commands run through the server's API (`client.session.command`): the plugin's steps. */
   readonly commands: string[] = []
   /** The commands opencode knows, with their templates. */
@@ -205,8 +220,9 @@ export class FakeOpencode {
 
   readonly client = {
     tui: {
-      showToast: async ({ body }: { body: { message: string } }) => {
+      showToast: async ({ body }: { body: { message: string; duration?: number } }) => {
         this.toasts.push(body.message)
+        this.toastDurations.push(body.duration ?? 5000)
         return { data: true }
       },
     },
@@ -232,10 +248,17 @@ export class FakeOpencode {
     },
   }
 
-  /** Loads the plugin as opencode does: its function with the input, then its config hook. */
-  async load(): Promise<void> {
+  /** Loads the plugin as opencode does: its function with the input, then its config hook, whose `command` holds
+   * the command files (`files`, name → template) and takes the plugin's. */
+  async load(files: Record<string, string> = {}): Promise<void> {
     this.hooks = await SlashkitPlugin({ client: this.client } as unknown as PluginInput)
-    await this.hooks.config?.({})
+    const command = Object.fromEntries(Object.entries(files).map(([name, template]) => [name, { template }]))
+    await this.hooks.config?.({ command })
+    for (const [name, entry] of Object.entries(command)) {
+      if (files[name] !== undefined) continue
+      this.added[name] = entry
+      if (name !== 'slash-chain') this.templates[name] = entry.template
+    }
   }
 
   /** The person types `/command args` and presses Enter (the TUI sends it through the server's command API). */

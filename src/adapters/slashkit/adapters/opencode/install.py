@@ -23,7 +23,7 @@ from slashkit.core import texts
 ENTRY: Final = "slashkit.ts"
 FOLDER: Final = "slashkit"
 #: The shim's own modules beside the entry: the sessions it knows, opencode's hooks, what it adds and runs itself.
-MODULES: Final = ("sessions.ts", "hooks.ts", "builtins.ts")
+MODULES: Final = ("sessions.ts", "hooks.ts", "builtins.ts", "saved.ts")
 HOST: Final = "host.ts"
 #: Modules an earlier slashkit laid out there and this one does not: install and uninstall take them out.
 FORMER: Final = ("bridge.ts",)

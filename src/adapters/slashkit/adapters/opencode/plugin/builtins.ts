@@ -3,17 +3,11 @@
  * `slash-chain_fail` and `slash-chain_builtin` tools, and the TUI's `/compact`, run as a step, as the model's
  * self-command, or in the place of the prompt a typed line arrives in. What each of them answers is the core's.
  */
-import type { Config, ToolDefinition } from '@opencode-ai/plugin'
+import type { ToolDefinition } from '@opencode-ai/plugin'
 import { ask, bounded, type Answer } from './client.js'
 import * as facts from './host.js'
 import { enabled, switchedOn } from './node-host.js'
 import { newId, type Client, type Model, type Natives, type Part, type Session, type Sessions } from './sessions.js'
-
-/** Registers `/slash-chain`: its text reaches the plugin's `command.execute.before` as the command's arguments. */
-export function register(cfg: Config): void {
-  cfg.command = cfg.command ?? {}
-  cfg.command[facts.CHAIN_COMMAND] = { template: '$ARGUMENTS', description: facts.COMMAND_DESCRIPTION }
-}
 
 /**
  * `/slash-chain args`: its answer is one transcript line (Session.askForCommand), and the hook throws: the only way
@@ -113,6 +107,9 @@ const IN_PLACE: Record<string, (parts: Part[]) => void> = {
   },
 }
 
+/** What a chain's `ChainTyped` tells the core of opencode's names: its commands and the built-ins among them. */
+export type Known = { builtins: string[]; commands: string[] }
+
 /** `/name args` when a prompt is one typed line whose first command is a built-in the plugin runs in place and
  * whose args hold the separator; whether it is a chain is the core's answer. */
 export function ledByBuiltin(parts: Part[]): { command: string; args: string } | undefined {
@@ -128,11 +125,11 @@ export function ledByBuiltin(parts: Part[]): { command: string; args: string } |
  * in place (the model never gets its text) and the chain goes on once that turn ended (`Session.inPlace`). Answers
  * whether it did.
  */
-export async function chainInPlace(s: Session, led: { command: string; args: string }, parts: Part[]): Promise<boolean> {
+export async function chainInPlace(s: Session, led: { command: string; args: string }, parts: Part[], known: Known): Promise<boolean> {
   // The prompt's turn starts once this hook returns. A line stored before it would be the newest user message, which
   // the turn would then answer instead of the prompt (measured on 1.18.33): the answer's lines wait.
   s.turn(true)
-  const answer: Answer = await ask(s.host, 'ChainTyped', { command: led.command, args: led.args, origin: 'composer', enabled: enabled() })
+  const answer: Answer = await ask(s.host, 'ChainTyped', { command: led.command, args: led.args, origin: 'composer', enabled: enabled(), ...known })
   // Not a chain (or no answer): the prompt goes on as typed, and its turn's end lets any line out.
   if (answer?.ticket === undefined) return false
   IN_PLACE[led.command]?.(parts)

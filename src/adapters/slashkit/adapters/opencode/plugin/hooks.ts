@@ -4,9 +4,10 @@
  */
 import type { Hooks } from '@opencode-ai/plugin'
 import { ask, bounded, messageOf, wanted } from './client.js'
-import { chainInPlace, ledByBuiltin, slashChain } from './builtins.js'
+import { NATIVE, chainInPlace, ledByBuiltin, slashChain, type Known } from './builtins.js'
 import * as facts from './host.js'
 import { enabled } from './node-host.js'
+import type { Saved } from './saved.js'
 import { textOf, type Part, type Session, type Sessions } from './sessions.js'
 // The optional-event name that asks for a step's text with its end, generated from the core's.
 import { STEP_OUTPUT } from './wire.js'
@@ -25,17 +26,26 @@ const TURN_ENDS: Record<string, string> = { MessageAbortedError: 'aborted' }
 
 type Handled = Required<Pick<Hooks, 'command.execute.before' | 'chat.message' | 'event' | 'experimental.chat.messages.transform'>>
 
-export function hooks(sessions: Sessions): Handled {
+export function hooks(sessions: Sessions, saved: Saved): Handled {
   const { client } = sessions
-  let templates: Map<string, string> | undefined
+  let listed: Promise<Map<string, string>> | undefined
 
-  const template = async (name: string): Promise<string | undefined> => {
-    if (templates === undefined) {
-      const listed = await client.command.list()
-      templates = new Map((listed.data ?? []).map(c => [c.name, String(c.template ?? '')]))
-    }
-    return templates.get(name)
+  /** opencode's commands by name, with their templates: read once, as opencode lists them once, at its start
+   * (measured on 1.18.33); none when it cannot list them. */
+  const commands = (): Promise<Map<string, string>> => {
+    listed ??= client.command
+      .list()
+      .then(answer => new Map((answer.data ?? []).map(c => [c.name, String(c.template ?? '')])))
+      .catch(() => new Map<string, string>())
+    return listed
   }
+  const template = async (name: string): Promise<string | undefined> => (await commands()).get(name)
+  /** What the core reads a chain's steps against: opencode's commands as it lists them, the saved chains the plugin
+   * added left out (each is the core's to run), and the built-ins the plugin runs itself. */
+  const known = async (): Promise<Known> => ({
+    builtins: Object.keys(NATIVE),
+    commands: [...(await commands()).keys()].filter(name => !saved.has(name)),
+  })
 
   /** The text of the session's last answer, for a `|` that hands it on. */
   const lastAnswer = async (s: Session): Promise<string> => {
@@ -61,12 +71,13 @@ export function hooks(sessions: Sessions): Handled {
       // The person's text, for the `chat.message` that follows only a command that runs: a command answered by
       // throwing has none, and a text left here would be taken for the person's next prompt.
       const typed = `/${input.command}${input.arguments === '' ? '' : ` ${input.arguments}`}`
-      if (!facts.SEPARATOR.test(input.arguments)) {
+      // A saved chain is the core's to run, with or without an operator in its text.
+      if (!facts.SEPARATOR.test(input.arguments) && !saved.has(input.command)) {
         s.typed = typed
         return
       }
       // A command that reaches this hook was sent by the person (the TUI's prompt, or the server's API for them).
-      const answer = await s.askForCommand('ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled() })
+      const answer = await s.askForCommand('ChainTyped', { command: input.command, args: input.arguments, origin: 'composer', enabled: enabled(), ...(await known()) })
       // The lines the answer wrote go out before the command's turn starts: one stored while it runs would make
       // opencode run one more turn (measured on 1.18.33).
       await s.written()
@@ -104,7 +115,7 @@ export function hooks(sessions: Sessions): Handled {
       if (s.mine(output.message.id)) return
       const typed = s.typed
       s.typed = undefined
-      if (typed === undefined && led !== undefined && (await chainInPlace(s, led, parts))) return
+      if (typed === undefined && led !== undefined && (await chainInPlace(s, led, parts, await known()))) return
       if (!wanted('PromptSubmitted', s.link)) return
       const text = typed ?? parts.map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
       await ask(s.host, 'PromptSubmitted', { text: bounded(text), origin: 'composer' })

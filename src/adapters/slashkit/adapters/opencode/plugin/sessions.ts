@@ -60,7 +60,7 @@ export class Session {
     private readonly client: Client,
     private readonly natives: Natives,
   ) {
-    this.host = nodeHost({
+    const host = nodeHost({
       link: this.link,
       gone: () => this.gone,
       log: text => {
@@ -71,6 +71,7 @@ export class Session {
       toast: text => void client.tui.showToast({ body: { message: text, variant: 'info' } }).catch(() => undefined),
       run: (command, args) => this.run(command, args),
     })
+    this.host = { ...host, progress: text => void showProgress(client, text) }
   }
 
   /** Writes a line the person sees and the model never does (measured on 1.18.33: noReply + ignored). */
@@ -202,6 +203,8 @@ export class Sessions {
      * are on (the core's gate reads the helper's own environment, inherited from opencode's). */
     readonly inLich: boolean,
     private readonly natives: Natives,
+    /** The lines the plugin has for the first session it writes to (the saved chains' files that were bad). */
+    private readonly notices: () => string[],
   ) {}
 
   get(id: string): Session | undefined {
@@ -222,6 +225,7 @@ export class Sessions {
       found = new Session(id, this.client, this.natives)
       this.all.set(id, found)
       if (this.busy.has(id)) found.turn(true)
+      for (const text of this.notices()) void found.line(text)
       // opencode runs no session headless that a queued command could follow (`opencode run` exits at its first
       // idle, measured on 1.18.33): every session is interactive to the core. A child session (a subagent's, made
       // here only when its model calls the self-command tool) says nothing to lich.
@@ -270,6 +274,20 @@ export class Sessions {
     this.all.get(id)?.end()
     this.all.delete(id)
   }
+}
+
+/**
+ * How long the TUI shows a chain's progress: the next step's text replaces it, and the chain's end takes it away
+ * (opencode 1.18.33 shows one toast at a time, each replacing the one shown and its timer; docs/opencode.md). A
+ * chain whose helper went silent leaves it no longer than this.
+ */
+const PROGRESS_MS = 10 * 60 * 1000
+
+/** Shows a running chain's progress in every TUI attached to the server, or (null) takes it away: a toast with no
+ * text for a millisecond replaces the one shown (measured on 1.18.33; the server API has no status line). */
+function showProgress(client: Client, text: string | null): Promise<unknown> {
+  const body = text === null ? { message: '', variant: 'info' as const, duration: 1 } : { message: text, variant: 'info' as const, duration: PROGRESS_MS }
+  return client.tui.showToast({ body }).catch(() => undefined)
 }
 
 /** Whether a session as opencode describes it (an event's `info`, a stored session) has a parent. */
