@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.gemini.hook import BUILTIN_REFUSED
 from slashkit.adapters.gemini.resident import FAIL_TOOL
 from slashkit.core import texts
+from slashkit.core.chain import Step
 from tests.support.gemini_cli import Gemini, available
 from tests.support.gemini_server import GeminiServer, Request, Turn, call, http_error, text
 
@@ -143,7 +143,7 @@ def test_no_python_found_is_one_line_at_the_start_and_gemini_goes_on(tmp_path: P
 def test_a_chain_holding_a_built_in_is_refused_naming_it_and_nothing_runs(tmp_path: Path) -> None:
     ran = _run(tmp_path, "/greet Bob && /compress", [text("Hello Bob")])
     assert ran.requests == []
-    assert BUILTIN_REFUSED.format(name="compress") in ran.stdout
+    assert texts.unchainable_text(Step("compress", "")) in ran.stdout
 
 
 def test_slash_chain_answers_without_the_model_and_off_leaves_a_chain_to_gemini(tmp_path: Path) -> None:

@@ -11,11 +11,14 @@ from attrs import frozen
 
 @frozen
 class Allowlist:
-    """One host version's built-ins (names and aliases) and the ones that are safe for anyone, with why."""
+    """One host version's built-ins (names and aliases) and the ones that are safe for anyone, with why; and whether
+    a chain's step can run one there at all (`chained`: a host that runs a built-in only from the person's own
+    prompt cannot, and a chain holding one is refused whole)."""
 
     host: str
     builtins: frozenset[str]
     safe: Mapping[str, str]
+    chained: bool = True
 
 
 _READS_ONLY: Final = "shows a report of the session and changes nothing"
@@ -96,7 +99,7 @@ CODEX: Final = Allowlist(
 )
 
 #: Gemini CLI 0.61.0: the built-ins are its `BuiltinCommandLoader`'s (read in its npm bundle, with their aliases).
-#: No hook output runs one (docs/gemini.md), so none is safe to run for anyone: a chain holding one is refused.
+#: No hook output runs one (docs/gemini.md), so none is safe to run for anyone, and a chain holding one is refused.
 GEMINI: Final = Allowlist(
     host="Gemini CLI 0.61.0",
     builtins=frozenset(
@@ -110,6 +113,7 @@ GEMINI: Final = Allowlist(
         }
     ),
     safe={},
+    chained=False,
 )
 
 #: Every host's list, by the name a shim's installer passes the helper (`--host`).

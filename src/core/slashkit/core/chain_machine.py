@@ -429,6 +429,11 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
     expanded = expand((head, *chain.rest), saved)
     if not isinstance(expanded, Expanded):
         return Transition(state, effects, CommandAnswer(expanded.why))
+    builtins = () if rule.chained else (s for s in expanded.steps if command_name(s.command) in rule.builtins)
+    unrunnable = next(iter(builtins), None)
+    if unrunnable is not None:
+        # The host runs a built-in only from the person's own prompt: such a chain cannot run as typed, so none of it.
+        return Transition(state, effects, CommandAnswer(texts.unchainable_text(unrunnable)))
     if state.running is not None:
         # One anyone else starts replaces the running chain without a line, as in the seed.
         dropped = _dropped(state, state.running)

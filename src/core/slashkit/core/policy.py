@@ -85,13 +85,14 @@ def changes_setting(args: str) -> bool:
 class Rule:
     """The rule as one session applies it: which names are built-ins (the ones measured on the host's version,
     and the host's list as it gives it), which of them anyone may run (the allowlist, and what the person added),
-    which commands the host listed (None: it listed none), and which origins are the person's typing there (a
-    harness's own steps are not)."""
+    which commands the host listed (None: it listed none), which origins are the person's typing there (a
+    harness's own steps are not), and whether a chain's step can run a built-in there at all (`chained`)."""
 
     builtins: frozenset[str]
     safe: frozenset[str]
     typing: frozenset[str] = PERSON_TYPING
     commands: frozenset[str] | None = None
+    chained: bool = True
 
     def typed_by_person(self, origin: str) -> bool:
         """Tells whether a command or prompt of this origin is the person's own typing in this session."""
@@ -138,7 +139,7 @@ def rule_for(host: Allowlist, allowed: str | None = None, harness: bool = False)
     """
     added = {command_name(name) for name in _LIST_SEPARATORS.split(allowed or "") if name} - REFUSED
     typing = PERSON_TYPING - {HARNESS_STEPS} if harness else PERSON_TYPING
-    return Rule(host.builtins, frozenset(host.safe) | added, typing)
+    return Rule(host.builtins, frozenset(host.safe) | added, typing, chained=host.chained)
 
 
 #: The rule where nothing else is said: Claude Code's, as measured, with nothing added.

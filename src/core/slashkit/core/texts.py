@@ -299,6 +299,11 @@ def next_text(step: Step) -> str:
 LIST_WORD: Final = "list"
 
 
+def unchainable_text(step: Step) -> str:
+    """The answer to a chain holding a built-in on a host that runs one only from the person's own prompt."""
+    return f"/{shown(step.command)} is a built-in that no chain can run on this host, so nothing of this chain ran"
+
+
 def saved_started_text(call: Step, steps: int) -> str:
     """The answer to a saved chain's name typed as a command: `/ship Bob runs 3 command(s)`."""
     return f"{shown(call.name)} runs {steps} command(s)"

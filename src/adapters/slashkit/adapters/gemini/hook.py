@@ -30,9 +30,8 @@ from slashkit.adapters.gemini import commands, resident
 from slashkit.core import session as core_session
 from slashkit.core import texts
 from slashkit.core.allowlist import GEMINI
-from slashkit.core.chain import SEPARATOR, parse_chain
+from slashkit.core.chain import SEPARATOR
 from slashkit.core.chain_machine import STEP_OUTPUT
-from slashkit.core.policy import command_name
 
 Json = dict[str, Any]
 #: A step's run the core asked for: its command, its args, its token.
@@ -44,8 +43,6 @@ MAX_INPUT: Final = 64 * 1024 * 1024
 MAX_TAIL: Final = 4 * 1024 * 1024
 #: How many typed lines of a session are kept rewritten in its requests (the newest).
 MAX_SWAPS: Final = 32
-#: The line of a chain with a built-in among its steps.
-BUILTIN_REFUSED: Final = "/{name} is a built-in of Gemini CLI, which no hook can run, so nothing of this chain ran"
 #: The settings file in `$XDG_STATE_HOME/slashkit/` (the on/off setting), as on the Node hosts.
 STORE_FILE: Final = "gemini-store.json"
 
@@ -150,13 +147,6 @@ def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[
         return lines
     assert head is not None
     command, args = head
-    builtin = next((s.command for s in parse_chain(args).rest if command_name(s.command) in GEMINI.builtins), None)
-    if builtin is not None:
-        # Gemini runs a built-in only from its own prompt, never from a hook (docs/gemini.md): such a chain cannot
-        # run as typed here, so none of it does.
-        refused = BUILTIN_REFUSED.format(name=builtin)
-        _swap(notes, full, refused, answered=True)
-        return []
     e = {"command": command, "args": args, "origin": "composer", "enabled": _enabled(), "builtins": []}
     said = held.ask("ChainTyped", {**e, "commands": sorted(known)[:1000]})
     lines, _ = _carry(held, said)
