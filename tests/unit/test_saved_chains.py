@@ -4,8 +4,9 @@ a function, on the in-memory host; every file step under the rule for text the p
 import pytest
 
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, host
+from slashkit.core import chain_machine as m
 from slashkit.core import session as s
-from slashkit.core.chain_machine import Outcome, Tally
+from slashkit.core.chain_machine import Log, Outcome, Tally
 from slashkit.core.policy import DEFAULT_RULE
 from slashkit.core.saved_chain import Library, SavedFile, library
 
@@ -256,3 +257,49 @@ def test_a_host_is_offered_each_saved_chain_described_by_its_file_or_else_by_its
     assert offered == s.SavedListed(
         (s.Offered("check", "/tiny $1 || /tiny", ""), s.Offered("ship", "Ships", "<who>")), ()
     )
+
+
+def test_the_host_is_told_each_file_that_is_no_saved_chain_and_offered_none_of_its_own_names() -> None:
+    files = library(
+        [
+            SavedFile("bad.md", "/p/bad.md", b"no chain"),
+            SavedFile("greet.md", "/p/greet.md", b"/tiny"),
+            SavedFile("compact.md", "/p/compact.md", b"/tiny"),
+            SavedFile("ship.md", "/p/ship.md", b"/tiny"),
+        ]
+    )
+
+    moved = s.on_event(s.opened(), s.SavedAsked(("greet",), files))
+
+    assert moved.effects == (Log("saved chain /p/bad.md:1: 'no chain' is no chain line: it starts with /name"),)
+    assert moved.reply == s.SavedListed((s.Offered("ship", "/tiny", ""),), ("compact", "greet"))
+
+
+def test_the_machine_leaves_a_saved_chain_named_like_a_built_in_to_the_host_even_unlisted() -> None:
+    typed = m.ChainTyped("compact", "", "composer", True, (), ("greet",), saved(compact="/greet"))
+
+    moved = m.on_event(m.ChainState(), typed)
+
+    assert (moved.state.running, moved.reply, moved.effects) == (None, None, ())
+
+
+def test_each_saved_chain_typed_is_a_chain_of_its_own_number() -> None:
+    files = saved(ship="/greet a && /greet b")
+    first = m.on_event(m.ChainState(), m.ChainTyped("ship", "", "composer", True, (), ("greet",), files))
+    assert first.state.started == 1 and first.state.running is not None and first.state.running.chain == 1
+
+    second = m.on_event(first.state, m.ChainTyped("ship", "", "composer", True, (), ("greet",), files))
+    assert second.state.started == 2 and second.state.running is not None and second.state.running.chain == 2
+
+
+@pytest.mark.parametrize("origin", ["plugin", "peer"])
+def test_a_saved_chain_someone_else_types_keeps_their_origin_and_the_hosts_rule_for_typed_steps(origin: str) -> None:
+    h = tiny_host(ship="/tiny")
+
+    h.type("/ship ; /config theme=dark ; /mystery x ; /greet", origin=origin)
+
+    assert h.runs == [("tiny", ""), ("greet", "")]
+    assert h.ui.lines[1:3] == [
+        f"skipped 2/4: /config theme=dark (only the person may run /config, and this came from {origin})",
+        f"skipped 3/4: /mystery x (only the person may run /mystery, and this came from {origin})",
+    ]
