@@ -125,7 +125,8 @@ def helper_round_trips(events: int) -> dict[str, float]:
         send("PromptSubmitted", {"text": "/review x && /test", "origin": "composer"})
         send("RunEnded", {"token": typed["reply"]["token"]})
         done = send("TurnEnded", {"reason": "answer"})
-        timer = send("TimerFired", {"token": done["effects"][-1]["token"]})
+        [after] = [fx for fx in done["effects"] if fx["kind"] == "after"]
+        timer = send("TimerFired", {"token": after["token"]})
         send("RunEnded", {"token": timer["effects"][0]["token"], "applied": False})
     peak_kib = _peak_kib(child.pid)
     child.terminate()
