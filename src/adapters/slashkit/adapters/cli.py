@@ -264,29 +264,47 @@ def _opencode_parser(commands: "argparse._SubParsersAction[argparse.ArgumentPars
         description="Puts slashkit's opencode plugin in a project's .opencode/plugins (or, with --global, the "
         "user's opencode config), or takes it out.",
     )
-    what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
-    put = _command(
-        what,
-        "install",
-        help="install the plugin for a project (default: here), or --global",
-        description="Writes the plugin into PROJECT_DIR/.opencode/plugins, or with --global into "
+    _install_and_uninstall(
+        code,
+        "plugin",
+        "Writes the plugin into PROJECT_DIR/.opencode/plugins, or with --global into "
         "$XDG_CONFIG_HOME/opencode/plugins; a second run changes nothing. The files name no path of this machine, "
         "so a team can commit them: the plugin starts $SLASHKIT_PYTHON, else slashkit-helper on PATH.",
+        "Removes the plugin's files, and the folders install made once they are empty; nothing else.",
+        "the user's opencode config",
+        this_python=True,
     )
-    put.add_argument(
-        "--this-python",
-        action="store_true",
-        help="name this interpreter in the plugin instead, for this machine only (not to commit)",
+
+
+def _install_and_uninstall(
+    code: argparse.ArgumentParser,
+    thing: str,
+    install: str,
+    uninstall: str,
+    everywhere: str,
+    *,
+    this_python: bool = False,
+) -> tuple["argparse._SubParsersAction[argparse.ArgumentParser]", argparse.ArgumentParser, argparse.ArgumentParser]:
+    """A host's `install` and `uninstall` (PROJECT_DIR or --global, `everywhere` saying where that is), worded for
+    the `thing` it lays out; `this_python` adds `--this-python` to install. Returns the subcommands' action, for
+    more, and both."""
+    what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
+    put = _command(
+        what, "install", help=f"install the {thing} for a project (default: here), or --global", description=install
     )
+    if this_python:
+        put.add_argument(
+            "--this-python",
+            action="store_true",
+            help=f"name this interpreter in the {thing} instead, for this machine only (not to commit)",
+        )
     out = _command(
-        what,
-        "uninstall",
-        help="take the plugin out of a project (default: here), or --global",
-        description="Removes the plugin's files, and the folders install made once they are empty; nothing else.",
+        what, "uninstall", help=f"take the {thing} out of a project (default: here), or --global", description=uninstall
     )
     for sub in (put, out):
         sub.add_argument("project", nargs="?", metavar="PROJECT_DIR", help="the project folder (default: here)")
-        sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's opencode config")
+        sub.add_argument("--global", dest="everywhere", action="store_true", help=everywhere)
+    return what, put, out
 
 
 def _project(usage: argparse.ArgumentParser, args: argparse.Namespace) -> Path | None:
@@ -321,31 +339,19 @@ def _pi_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         description="Puts slashkit's pi extension in a project's .pi/extensions (or, with --global, the user's pi "
         "agent folder), or takes it out; with --omp, the same for omp (oh-my-pi): .omp/extensions, ~/.omp/agent.",
     )
-    what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
-    put = _command(
-        what,
-        "install",
-        help="install the extension for a project (default: here), or --global",
-        description="Writes the extension into PROJECT_DIR/.pi/extensions/slashkit, or with --global into "
+    _, put, out = _install_and_uninstall(
+        code,
+        "extension",
+        "Writes the extension into PROJECT_DIR/.pi/extensions/slashkit, or with --global into "
         "$PI_CODING_AGENT_DIR/extensions/slashkit (default ~/.pi/agent); with --omp, into .omp/extensions/slashkit "
         "(default ~/.omp/agent) with omp's entry beside it. A second run changes nothing. The files "
         "name no path of this machine, so a team can commit them: the extension starts $SLASHKIT_PYTHON, else "
         "slashkit-helper on PATH.",
-    )
-    put.add_argument(
-        "--this-python",
-        action="store_true",
-        help="name this interpreter in the extension instead, for this machine only (not to commit)",
-    )
-    out = _command(
-        what,
-        "uninstall",
-        help="take the extension out of a project (default: here), or --global",
-        description="Removes the extension's files, and the folders install made once they are empty; nothing else.",
+        "Removes the extension's files, and the folders install made once they are empty; nothing else.",
+        "the user's pi agent folder",
+        this_python=True,
     )
     for sub in (put, out):
-        sub.add_argument("project", nargs="?", metavar="PROJECT_DIR", help="the project folder (default: here)")
-        sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's pi agent folder")
         sub.add_argument("--omp", action="store_true", help="for omp (oh-my-pi) instead of pi")
 
 
@@ -371,24 +377,15 @@ def _gemini_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser
         description="Adds slashkit's hooks and fail tool to a project's .gemini/settings.json (or, with --global, "
         "the user's ~/.gemini/settings.json), or takes them out; every other setting stays as it was.",
     )
-    what = code.add_subparsers(dest="what", metavar="WHAT", required=True)
-    put = _command(
-        what,
-        "install",
-        help="install the hooks for a project (default: here), or --global",
-        description="Adds the hooks and the fail tool's server to PROJECT_DIR/.gemini/settings.json, or with "
+    what, _, _ = _install_and_uninstall(
+        code,
+        "hooks",
+        "Adds the hooks and the fail tool's server to PROJECT_DIR/.gemini/settings.json, or with "
         "--global to ~/.gemini/settings.json; a second run changes nothing. They name no path of this machine, so "
         "a team can commit them: they run $SLASHKIT_PYTHON, else the Python of slashkit-helper on PATH.",
+        "Removes slashkit's entries from the settings file (the file, when nothing else is left).",
+        "the user's Gemini settings",
     )
-    out = _command(
-        what,
-        "uninstall",
-        help="take the hooks out of a project (default: here), or --global",
-        description="Removes slashkit's entries from the settings file (the file, when nothing else is left).",
-    )
-    for sub in (put, out):
-        sub.add_argument("project", nargs="?", metavar="PROJECT_DIR", help="the project folder (default: here)")
-        sub.add_argument("--global", dest="everywhere", action="store_true", help="the user's Gemini settings")
     lay = _command(
         what,
         "extension",
