@@ -21,6 +21,7 @@ from slashkit.adapters.harness.events import (
     StepEnded,
     StepStarted,
 )
+from slashkit.core.chain import Step
 
 Ended = Literal["ran", "single", "single_failed", "stopped", "cancelled", "exited", "timeout"]
 EXIT: Final[Mapping[Ended, int]] = {
@@ -33,6 +34,16 @@ EXIT: Final[Mapping[Ended, int]] = {
     "timeout": 4,
 }
 _CONVERTER: Final = make_converter()
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    """A step as `--json` writes it: its command, args and operator, and the saved chain its text came from, if one
+    did (`saved_chain`); the calls around it are the core's own bookkeeping."""
+    written: dict[str, Any] = {"command": step.command, "args": step.args, "op": step.op}
+    return written if step.by is None else {**written, "saved_chain": step.by}
+
+
+_CONVERTER.register_unstructure_hook(Step, _step_json)
 #: How long a step runs before the progress line shows: a local command takes 10-50 ms (measured on Claude
 #: Code 2.1.328 through the SDK), so a step still running after this waits on the model.
 _PROGRESS_AFTER: Final = 0.3
