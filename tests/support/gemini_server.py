@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, Final, Literal
+
+from tests.support.local_server import LocalServer
 
 JsonObject = dict[str, Any]
 Kind = Literal["main", "side", "count", "other"]
@@ -185,54 +185,28 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
 
 
-class GeminiServer:
+class GeminiServer(LocalServer):
     """The scripted API, as a context manager. A main request past the script's end gets :data:`UNSCRIPTED`."""
 
     def __init__(self, script: Sequence[Turn] = (), *, side_text: str = "ok", idle_timeout: float = 300.0) -> None:
+        super().__init__(idle_timeout)
         self.side_text = side_text
-        self.idle_timeout = idle_timeout
         self._script = list(script)
         self._lock = threading.Lock()
         self._requests: list[Request] = []
-        self._last = time.monotonic()
-        self._stopped = threading.Event()
-        self._server: _Server | None = None
 
-    def __enter__(self) -> GeminiServer:
-        self._server = _Server(self)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
-        threading.Thread(target=self._watch_idle, daemon=True).start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-
-    def _watch_idle(self) -> None:
-        while not self._stopped.wait(0.5):
-            if time.monotonic() - self._last > self.idle_timeout:
-                self.stop()
-                return
+    def _made(self) -> _Server:
+        return _Server(self)
 
     @property
     def url(self) -> str:
         """The value for GOOGLE_GEMINI_BASE_URL."""
-        if self._server is None:
-            raise RuntimeError("the Gemini server is not running")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     def record(self, request: Request) -> None:
         with self._lock:
             self._requests.append(request)
-            self._last = time.monotonic()
+            self.heard()
 
     def next_turn(self) -> Turn:
         with self._lock:

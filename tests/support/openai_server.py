@@ -34,8 +34,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, Final, Literal
+
+from tests.support.local_server import LocalServer
 
 JsonObject = dict[str, Any]
 RequestKind = Literal["main", "title", "summary", "other"]
@@ -368,7 +369,7 @@ class _Server(ThreadingHTTPServer):
         self.owner = owner
 
 
-class OpenAIServer:
+class OpenAIServer(LocalServer):
     """The scripted model: `with OpenAIServer([text("hi")]) as model: ... model.main_requests`."""
 
     def __init__(
@@ -379,45 +380,20 @@ class OpenAIServer:
         summary: str = "The user and the assistant exchanged scripted messages.",
         idle_timeout: float = 600.0,
     ):
+        super().__init__(idle_timeout)
         self._script = list(script)
         self.title = title
         self.summary = summary
-        self._idle_timeout = idle_timeout
         self._recorded: list[Recorded] = []
         self._lock = threading.Lock()
-        self._last = time.monotonic()
-        self._server: _Server | None = None
 
-    def start(self) -> OpenAIServer:
-        self._server = _Server(self)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
-        threading.Thread(target=self._watch_idle, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-
-    def _watch_idle(self) -> None:
-        while self._server is not None:
-            if time.monotonic() - self._last > self._idle_timeout:
-                self.stop()
-                return
-            time.sleep(0.5)
-
-    def __enter__(self) -> OpenAIServer:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
+    def _made(self) -> _Server:
+        return _Server(self)
 
     @property
     def url(self) -> str:
         """The base URL the provider's `baseURL` takes (ends in `/v1`)."""
-        assert self._server is not None, "the server is not running"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
     def add(self, *turns: Turn) -> None:
         with self._lock:
@@ -425,12 +401,12 @@ class OpenAIServer:
 
     def take_turn(self) -> Turn:
         with self._lock:
-            self._last = time.monotonic()
+            self.heard()
             return self._script.pop(0) if self._script else ErrorTurn(400, UNSCRIPTED)
 
     def record(self, request: Recorded) -> None:
         with self._lock:
-            self._last = time.monotonic()
+            self.heard()
             self._recorded.append(request)
 
     @property
