@@ -176,7 +176,8 @@ function savedShip(): (sent: Sent) => Response {
   return sent => {
     switch (sent.event) {
       case 'SavedAsked':
-        return { reply: { kind: 'saved', chains: [{ name: 'ship', description: 'Ship it', argument_hint: '<who>' }, { name: 'greet', description: 'mine', argument_hint: '' }], shadowed: ['greet'] } }
+        // As the core answers: a name pi has (`greet`) is shadowed, and not among the chains offered.
+        return { reply: { kind: 'saved', chains: [{ name: 'ship', description: 'Ship it', argument_hint: '<who>' }], shadowed: ['greet'] } }
       case 'ChainTyped':
         return { wants, reply: { kind: 'command.answer', text: '/ship Bob runs 2 command(s)' }, effects: [{ kind: 'after', ms: 0, token: 1 }] }
       case 'TimerFired': {

@@ -25,8 +25,8 @@ export default function slashkit(pi: ExtensionAPI): void {
   /** The saved chains this extension registered as pi commands: no names of pi's own (`SavedAsked`). */
   const saved = new Set<string>()
   /**
-   * The saved chains' exchange at session start. A line typed meanwhile (omp does not await the start, omp.ts) waits
-   * for it: the client keeps the wanted events of whichever answer came last, and the start's would undo the chain's.
+   * The saved chains' exchange at session start. omp does not await the start (omp.ts), so a line typed meanwhile
+   * waits for it: otherwise a saved chain's name typed then is no command yet (seen failing in omp's TUI test).
    */
   let offered: Promise<void> = Promise.resolve()
   /** How the last low-level run ended (`agent_end`), for the `agent_settled` that follows. */
@@ -165,7 +165,6 @@ export default function slashkit(pi: ExtensionAPI): void {
     const reply = (await ask(host, 'SavedAsked', { commands: names() }))?.reply
     if (reply?.kind !== 'saved') return
     for (const chain of reply.chains) {
-      if (reply.shadowed.includes(chain.name)) continue
       saved.add(chain.name)
       // pi's menu shows no argument hint for an extension's command (measured on 1.6.0): it leads the description,
       // as pi's own built-ins show theirs.
