@@ -37,6 +37,13 @@ def slashkit_run(tmp: Path, model: ModelServer, *args: str) -> subprocess.Comple
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:300]
+    except OSError:
+        return f"{pid} (gone)"
+
+
 def children(pid: int) -> set[int]:
     """The processes whose parent is `pid` now."""
     found = set()
@@ -248,7 +255,14 @@ def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path
             time.sleep(0.1)
         started = children(running.pid)
         os.kill(running.pid, signal.SIGINT)
-        status = running.wait(timeout=60)
+        try:
+            status = running.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            # Say what was still running and what it said, then end it: a run left hanging shows why.
+            left = [_cmdline(pid) for pid in children(running.pid)]
+            running.kill()
+            said = running.stderr.read()[-4000:]
+            pytest.fail(f"slashkit run did not end 60 s after SIGINT; its children {left}; stderr: {said}")
         said = running.stderr.read()
         hold.set()
     assert status == 130, said
