@@ -243,11 +243,23 @@ def test_a_closed_output_ends_run_quietly_with_141_and_nothing_left_running(tmp_
     assert started and gone(started)
 
 
+#: Starts a command as a terminal starts its foreground one, with SIGINT at its default, so Ctrl-C reaches it. A shell
+#: starts a script's background job (`scripts/test > log &`) with SIGINT ignored, everything under it inherits that,
+#: and a process started so rightly keeps ignoring Ctrl-C: this test then waited 60 s in such whole runs.
+AS_FOREGROUND = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
 def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path: Path) -> None:
     hold = threading.Event()
     with ModelServer([text("Hello Bob!", hold=hold)]) as model:
         command, env = run_command(tmp_path, model, "/greet Bob && /cost")
-        running = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        running = subprocess.Popen(
+            [*AS_FOREGROUND, *command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         assert running.stdout is not None and running.stderr is not None
         assert running.stdout.readline() == "1/2: /greet Bob\n"
         deadline = time.monotonic() + 60
