@@ -37,7 +37,7 @@ from tests.support.claude_cli import (
     validate,
 )
 from tests.support.model_server import ModelServer, Turn, text
-from tests.support.tmux_claude import PROMPT_MARK, TMUX, TmuxClaude
+from tests.support.tmux_claude import PROMPT_MARK, TMUX, TmuxClaude, system_texts
 
 pytestmark = [
     pytest.mark.engine,
@@ -93,9 +93,14 @@ def statuses(result: RunResult) -> list[str | None]:
     return [e.get("text") for e in result.of("system", "ui_status") if e.get("plugin") == CHAIN_COMMAND]
 
 
+def ended_line(lines: Sequence[str]) -> bool:
+    """One of the plugin's lines ends a chain (`all N command(s) ran`, `ended: ...`, `stopped ...`)."""
+    return any(line.startswith(("all ", "ended: ", "stopped ")) for line in lines)
+
+
 def ended(events: Sequence[JsonObject]) -> bool:
-    """The chain's last line has arrived (`all N command(s) ran`, `ended: ...`, `stopped ...`)."""
-    return any(line.startswith(("all ", "ended: ", "stopped ")) for line in chain_lines(events))
+    """The chain's last line has arrived."""
+    return ended_line(chain_lines(events))
 
 
 def run(
@@ -254,3 +259,75 @@ def test_the_footer_shows_the_running_step_and_the_next_one_and_clears_once_the_
         )
         (screens / "after.txt").write_text(after)
         assert f"{CHAIN_COMMAND}: chain " not in footer(after), cli.describe(after)
+
+
+def tui_lines(cli: TmuxClaude) -> list[str]:
+    """The plugin's lines in the interactive session's transcript, in order."""
+    prefix = f"{CHAIN_COMMAND}: "
+    return [t.removeprefix(prefix) for t in system_texts(cli.transcript_entries()) if t.startswith(prefix)]
+
+
+@interactive
+def test_typed_in_the_tui_a_nested_chain_runs_a_cycle_runs_nothing_and_a_config_step_is_refused(
+    plugin: Path, tmp_path: Path
+) -> None:
+    """One interactive session, as a person would type them one after another:
+    - `/ship Bob` (`ship = /check $1 && /review done`, `check = /review $1 || /review fixed`) runs /check as a
+      function: `/review Bob`, then `/review done`, never the fallback;
+    - `/spin` (`spin -> spin2 -> spin`) answers with the cycle and asks the model nothing;
+    - `/prep` (`/config ... ; /context`) skips the `/config` step with its line, runs /context after the `;`, and
+      leaves every settings file as it was."""
+    project = project_with(
+        tmp_path,
+        {
+            "ship": NESTED_SHIP,
+            "check": CHECK_FILE,
+            "spin": "/spin2\n",
+            "spin2": "/spin\n",
+            "prep": "/config permissionMode=acceptEdits model=opus ; /context\n",
+        },
+    )
+    iso = Isolation.create(tmp_path / "iso")
+    before = settings_files(iso.home, project)
+    screens = tmp_path / "screens"
+    screens.mkdir()
+    with contextlib.ExitStack() as stack:
+        stack.callback(iso.cleanup)
+        model = stack.enter_context(ModelServer([text("Bob reviewed."), text("done reviewed.")]))
+        cli = stack.enter_context(
+            TmuxClaude(cwd=project, isolation=iso, model=model, plugin_dirs=[plugin], lifetime=240)
+        )
+
+        def until_ended(after: int, what: str) -> list[str]:
+            """The plugin's lines from the `after`th on, once one of them ends a chain."""
+            cli.wait_for(lambda _s: ended_line(tui_lines(cli)[after:]), timeout=TIMEOUT, what=what)
+            return tui_lines(cli)[after:]
+
+        cli.send("/ship Bob")
+        nested = until_ended(0, "the nested chain's end")
+        (screens / "nested.txt").write_text(cli.screen(history=True))
+        assert nested == [
+            step_text(1, 3, Step("review", "Bob")),
+            nested[1],
+            step_text(3, 3, Step("review", "done", "&&")),
+            nested[3],
+        ], nested
+        assert nested[1].startswith("skipped 2/3: /review fixed ("), nested
+        prompts = handed(model)
+        assert len(prompts) == 2 and review("Bob") in prompts[0] and review("done") in prompts[1], prompts
+
+        asked = len(model.requests)
+        cli.send("/spin")
+        cycle = cli.wait_for("spin -> spin2 -> spin", timeout=TIMEOUT, what="the cycle's answer")
+        (screens / "cycle.txt").write_text(cycle)
+        assert "cycle" in cycle, cli.describe(cycle)
+
+        cli.send("/prep")
+        refused = until_ended(len(nested), "the refused /config step, /context and the chain's end")
+        (screens / "config-refused.txt").write_text(cli.screen(history=True))
+        assert refused[0].startswith("skipped 1/2: /config permissionMode=acceptEdits model=opus ("), refused
+        assert "prep" in refused[0], refused
+        assert refused[1:] == [step_text(2, 2, Step("context", "", ";")), "ended: 1 succeeded, 0 failed, 1 skipped"]
+        # The cycle and the refused chain asked the model nothing (a side request such as a title aside).
+        assert [r for r in model.requests[asked:] if r.kind == "main"] == [], model.describe()
+        assert settings_files(iso.home, project) == before
