@@ -1,5 +1,6 @@
 """Saved chains in the real Claude Code 2.1.328 with the slash-chain plugin, offline, against a scripted model:
-headless (`claude -p` fed through stream-json, as the chain tests are) and interactive (tmux). The project holds
+headless (`claude -p` fed through stream-json, as the chain tests are, and a plain `claude -p "/ship Bob"`) and
+interactive (tmux). The project holds
 `.slashkit/chains/*.md`; the person types a saved chain's name and sees it run as the chain its file holds.
 
 Measured on 2.1.328 while writing these (docs/claude-code.md, "Saved chains"):
@@ -33,6 +34,7 @@ from tests.support.claude_cli import (
     StreamingRun,
     cli_available,
     results_seen,
+    run_print,
     ui_log_texts,
     validate,
 )
@@ -199,6 +201,38 @@ def test_a_config_step_from_a_file_is_refused_with_its_line_and_the_next_step_ru
     assert "/config" in lines[0] and "prep" in lines[0], lines
     assert lines[1:] == [step_text(2, 2, Step("context", "", ";")), "ended: 1 succeeded, 0 failed, 1 skipped"], lines
     assert settings_files(iso.home, project) == before, result.describe()
+
+
+# --- plain `claude -p LINE` -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("chains", "lines"),
+    [
+        ({"ship": SHIP_FILE}, ["1/2: /review Bob", "2/2: /review done", "all 2 command(s) ran"]),
+        (
+            {"ship": NESTED_SHIP, "check": CHECK_FILE},
+            ["1/3: /review Bob", "skipped 2/3: /review fixed (", "3/3: /review done", "ended: 2 succeeded, 0 failed"],
+        ),
+    ],
+    ids=["two-steps", "nested"],
+)
+def test_plain_claude_p_runs_every_step_of_a_saved_chain(
+    plugin: Path, tmp_path: Path, chains: Mapping[str, str], lines: list[str]
+) -> None:
+    """`claude -p "/ship Bob"`, nothing fed on stdin: every step runs before the process exits. Measured on 2.1.328
+    before the steps were handed on from the session start's hook: `-p` exited once its queue was empty, and ran
+    none of a saved chain's steps in 2 runs of 3 (bridge.ts, serveRuns)."""
+    project = project_with(tmp_path, chains)
+    with ModelServer([text("Bob reviewed."), text("done reviewed.")]) as model:
+        result = run_print("/ship Bob", [plugin], project, model, isolation=tmp_path / "iso", timeout=TIMEOUT)
+    shown = chain_lines(result.events)
+    assert len(shown) == len(lines) and all(s.startswith(w) for s, w in zip(shown, lines, strict=True)), (
+        result.describe()
+    )
+    prompts = handed(model)
+    assert len(prompts) == 2 and review("Bob") in prompts[0] and review("done") in prompts[1], prompts
+    assert result.exit_code == 0, result.describe()
 
 
 # --- interactive ---------------------------------------------------------------------------------------------------

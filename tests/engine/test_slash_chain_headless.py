@@ -152,6 +152,18 @@ def test_an_unknown_later_command_stops_the_chain_with_the_engines_reason(plugin
     ]
 
 
+def test_plain_claude_p_runs_a_chain_of_three_prompts_to_its_end(plugin: Path, project: Path, tmp_path: Path) -> None:
+    """`claude -p "/review a && /review b && /review c"`: all three steps and the end line. Measured on 2.1.328
+    before the steps were handed on from the session start's hook: the third step was dropped (`-p` exited once
+    its queue was empty)."""
+    with ModelServer([text("a."), text("b."), text("c.")]) as model:
+        result = run_print("/review a && /review b && /review c", [plugin], project, model, isolation=tmp_path)
+    assert chain_lines(result.events) == ["1/3: /review a", "2/3: /review b", "3/3: /review c", "all 3 command(s) ran"]
+    prompts = [r.last_user_text() for r in model.main_requests]
+    assert len(prompts) == 3, prompts
+    assert all(REVIEW_BODY.replace("$ARGUMENTS", w) in p for w, p in zip("abc", prompts, strict=True)), prompts
+
+
 def test_slash_chain_off_leaves_a_chain_as_typed_and_on_brings_it_back(
     plugin: Path, project: Path, tmp_path: Path
 ) -> None:

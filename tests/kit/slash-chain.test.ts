@@ -363,7 +363,9 @@ describe('effects', () => {
     await $.command.run(typed('a', 'x && /b y'))
     await fake.clock.settle()
     await fake.until(() => fake.logs.length > 0)
-    expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['a x && /b y', 'b y'])
+    // A timer of no delay fires at once: the step is handed to the engine while the typed command runs (the fake runs
+    // it then; the engine queues it until the typed command ended), so `claude -p` finds it queued (bridge.ts).
+    expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['b y', 'a x && /b y'])
     // The helper has been sent nothing but the timer since: the run's good end is foreseen too.
     expect(fake.logs).toEqual(['all 2 command(s) ran'])
     // The reports wait for the next event, and go out ahead of it, in order.
@@ -758,14 +760,15 @@ describe('fail-safe', () => {
 
   test('a helper that exits after a step line was written still runs that step, and says once it is gone', async ($, on) => {
     const fake = fakeHelper(on)
-    const after: Effect = { kind: 'after', ms: 0, token: 31, fires: [{ kind: 'run', command: 'b', args: 'y', token: 32, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
+    // A timer with a delay, so the helper exits before it fires (one of no delay fires within the typed command).
+    const after: Effect = { kind: 'after', ms: 10, token: 31, fires: [{ kind: 'run', command: 'b', args: 'y', token: 32, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
     fake.answer = sent => (sent.event === 'ChainTyped' ? { wants: ['PromptSubmitted'], reply: { kind: 'run.typed', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : {})
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))
     expect(fake.logs).toEqual(['2/2: /b y'])
     fake.exit(0)
     await fake.until(() => fake.logs.length === 2)
-    await fake.clock.settle()
+    await fake.clock.advance(10)
     await fake.until(() => fake.ran.length === 2)
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['a|x', 'b|y'])
     // The step the line claimed ran; its end is heard by nobody, and the chain's end was said once.

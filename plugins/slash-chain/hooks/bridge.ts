@@ -95,6 +95,74 @@ export async function startable($: EngineInterface): Promise<boolean> {
   return (await found($)) !== null
 }
 
+/**
+ * A chain's steps, handed to the engine by the session start's hook (measured on 2.1.328): `claude -p` exits once
+ * its queue of commands is empty after a command or a turn ended, so a step a timer queued after that never ran (a
+ * typed chain's third step, a saved chain's every step). `$.command.run` queues a command, and is refused inside the
+ * hook the queued command would wait on; called with the `$` of the settled session start, from within any hook, it
+ * is not. So the steps go to `serveRuns`, the session start's loop, and the hooks where a chain goes on (a turn's
+ * end, a saved chain's command, a typed chain's first step) return only once what they led to is under way
+ * (`drain`): the next step is in the engine's queue before the one it follows has ended.
+ */
+type Run = { command: string; args: string; ended: (text: string, error: unknown) => void; handed: () => void }
+/** Steps asked to run and not yet handed to the engine, oldest first. */
+const toHand: Run[] = []
+/** The newest session start's loop (`serveRuns`), and how to wake it. */
+let loops = 0
+let wake: (() => void) | undefined
+/** What a chain going on led to and is still under way: the helper's answers, and timers with what they fire. */
+const work = new Set<Promise<unknown>>()
+
+function track<T>(p: Promise<T>): Promise<T> {
+  const held = p.catch(() => undefined)
+  work.add(held)
+  void held.then(() => work.delete(held))
+  return p
+}
+
+/** Hands the chain's steps to the engine with the `$` of the session start that calls it, while it is the newest. */
+export async function serveRuns($: EngineInterface): Promise<void> {
+  const mine = ++loops
+  wake?.()
+  for (;;) {
+    while (toHand.length === 0) {
+      await new Promise<void>(woken => (wake = woken))
+      if (loops !== mine) return
+    }
+    if (loops !== mine) return
+    const run = toHand.shift() as Run
+    $.command.run({ command: run.command, args: run.args }).then(
+      ran => run.ended(ran.text ?? '', null),
+      (err: unknown) => run.ended('', err),
+    )
+    run.handed()
+  }
+}
+
+/** Runs `/command args` through `serveRuns`: resolves with its text once it ran, rejects with what it threw. */
+function runServed(command: string, args: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const run: Run = {
+      command,
+      args,
+      ended: (text, error) => (error === null ? resolve(text) : reject(error instanceof Error ? error : new Error(String(error)))),
+      handed: () => undefined,
+    }
+    void track(new Promise<void>(done => (run.handed = done)))
+    toHand.push(run)
+    wake?.()
+  })
+}
+
+/**
+ * Waits until what this hook's chain event led to is under way: every answer of the helper in flight and every
+ * timer with what it fires. Each piece of work adds what it leads to before it ends (a timer's `fire` resolves once
+ * the step it runs is handed on), and each ends (an answer within the client's timeout), so the set empties.
+ */
+export async function drain(): Promise<void> {
+  while (work.size > 0) await Promise.all([...work])
+}
+
 /** The bridge client's host, for this hook's `$`. */
 export function host($: EngineInterface): Host {
   return {
@@ -113,14 +181,9 @@ export function host($: EngineInterface): Host {
       const end = await child.result
       return `the helper exited (${end.signal ?? `code ${String(end.code)}`})`
     },
-    async post(socketPath, path, body) {
-      const response = await $.http.fetch(`http://localhost${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        socketPath,
-      })
-      return { status: response.status, text: response.text }
+    post: (socketPath, path, body) => {
+      const sent = $.http.fetch(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, socketPath })
+      return track(sent.then(response => ({ status: response.status, text: response.text })))
     },
     sleep: (ms, signal) => $.clock.sleep(ms, { signal }),
     log: text => $.ui.log(text),
@@ -128,8 +191,14 @@ export function host($: EngineInterface): Host {
     toast: text => $.ui.toast(text),
     // The footer under the prompt box (`⚠ slash-chain: <text>`), cleared by undefined (measured on 2.1.328).
     progress: text => $.ui.status(text ?? undefined),
-    after: (ms, fire) => $.clock.after(ms, fire),
-    run: async (command, args) => (await $.command.run({ command, args })).text ?? '',
+    // A step is handed to the engine's queue, never run inside a hook, so once `serveRuns` serves them a timer of no
+    // delay (the core's between two steps) fires at once: the next step is queued before the hook returns.
+    after: (ms, fire) => {
+      if (ms === 0 && loops > 0) void track(fire())
+      else $.clock.after(ms, () => void fire())
+    },
+    // A plugin whose session start serves no runs (self-command's) runs a command from the timer's hook, settled.
+    run: async (command, args) => (loops > 0 ? runServed(command, args) : ((await $.command.run({ command, args })).text ?? '')),
     saveEnabled: async enabled => {
       await $.store.set(ENABLED_KEY, enabled)
     },

@@ -5,7 +5,22 @@
  * with what the core says.
  */
 import type { Args, EngineInterface, Next, Register } from 'claude-code'
-import { ask, bounded, boundedInput, builtinNames, enabled, host, messageOf, prepare, skillRefused, startable, switchedOn, wanted } from './bridge.js'
+import {
+  ask,
+  bounded,
+  boundedInput,
+  builtinNames,
+  drain,
+  enabled,
+  host,
+  messageOf,
+  prepare,
+  serveRuns,
+  skillRefused,
+  startable,
+  switchedOn,
+  wanted,
+} from './bridge.js'
 import {
   BUILTIN_DESCRIPTION,
   BUILTIN_SCHEMA,
@@ -74,23 +89,31 @@ async function chainTyped($: EngineInterface, e: Args<'command.run'>, next: Next
   prepare(host($))
   const [setting, names] = await Promise.all([enabled($), listed($)])
   const answer = await ask(host($), 'ChainTyped', { command: e.command, args: e.args, origin: e.origin.kind, enabled: setting, ...names })
-  // The core answered the command itself: a saved chain, or a command not to run (one only the person may run).
-  if (answer?.reply?.kind === 'command.answer') return { text: answer.reply.text }
+  // The core answered the command itself: a saved chain (whose first step is handed on before this returns), or a
+  // command not to run (one only the person may run).
+  if (answer?.reply?.kind === 'command.answer') {
+    await drain()
+    return { text: answer.reply.text }
+  }
   if (answer?.ticket === undefined) return next(e)
   let result
   try {
     result = await next({ ...e, args: answer.reply.args })
   } catch (err) {
     await answer.ticket.threw(messageOf(err))
+    await drain()
     throw err
   }
   await answer.ticket.resolved(result.text ?? '')
+  await drain()
   return result
 }
 
 export const register: Register = on => {
   on('session.start', async ($, e, next) => {
     const started = await next(e)
+    // The session's chain steps are run with this hook's `$` once it settled (bridge.ts, serveRuns).
+    void serveRuns($)
     await $.command.register({ name: 'slash-chain', description: COMMAND_DESCRIPTION, argumentHint: COMMAND_HINT, immediate: true })
     // Declared once at the start, so the tool list the prompt cache holds does not change mid-session.
     if (await harnessed($)) return started
@@ -178,7 +201,10 @@ export const register: Register = on => {
 
   on('turn.complete', async ($, e, next) => {
     const result = await next(e)
-    if (wanted('TurnEnded')) await ask(host($), 'TurnEnded', { reason: e.reason, agent: e.agentId ?? null, answer: bounded(e.answer) })
+    if (wanted('TurnEnded')) {
+      await ask(host($), 'TurnEnded', { reason: e.reason, agent: e.agentId ?? null, answer: bounded(e.answer) })
+      await drain()
+    }
     return result
   })
 
