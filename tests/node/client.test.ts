@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ask, bounded, boundedInput, close, identity, link, prepare, wanted, type Effect, type Host, type Link } from './client.js'
+import { ask, bounded, boundedInput, close, identity, link, prepare, wanted, Work, type Effect, type Host, type Link } from './client.js'
 import { EVENT_PATH, EXIT_PATH, MAX_BODY, MAX_FORECAST_DEPTH, MAX_TEXT, STEP_OUTPUT, VERSION } from './wire.js'
 
 const START_MS = 5000
@@ -595,4 +595,26 @@ test('only a run.typed reply carries a ticket', async () => {
   const got = await ask(f.host, 'ChainCommandTyped', { args: 'off', enabled: true })
   assert.deepEqual(got, { reply: { kind: 'command.answer', text: 'off' } })
   assert.equal(got?.ticket, undefined)
+})
+
+test('Work is drained only once what each tracked piece led to is done, and a piece that fails drains too', async () => {
+  const work = new Work()
+  let releaseFirst = (): void => undefined
+  let failSecond = (_err: Error): void => undefined
+  // The first piece, as it settles, tracks the next (a timer that fires a step), which fails later.
+  void work.track(
+    new Promise<void>(done => (releaseFirst = done)).then(() => {
+      void work.track(new Promise<void>((_, fail) => (failSecond = fail)))
+    }),
+  )
+  let drained = false
+  const waited = work.drained().then(() => (drained = true))
+  await settle()
+  assert.equal(drained, false)
+  releaseFirst()
+  await settle()
+  assert.equal(drained, false, 'drained while the piece the first led to was still under way')
+  failSecond(new Error('the step threw'))
+  await waited
+  await new Work().drained()
 })

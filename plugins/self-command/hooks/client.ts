@@ -184,6 +184,34 @@ export type Link = {
   held: { seq: number; event: EventName; e: unknown }[]
 }
 
+/**
+ * Work under way that a host's hook waits for before it returns, so that the next step is sent first (pi's
+ * `agent_settled`, Claude Code's hooks where a chain goes on): the helper's answers, and timers with what they fire.
+ */
+export class Work {
+  private readonly pending = new Set<Promise<unknown>>()
+
+  /** Tracks `p` until it settles, and returns it as it is. */
+  track<T>(p: Promise<T>): Promise<T> {
+    const held = p.catch(() => undefined)
+    this.pending.add(held)
+    void held.then(() => this.pending.delete(held))
+    return p
+  }
+
+  /**
+   * Resolves once nothing tracked is under way. A piece of work tracks what it leads to before it settles; `pause`
+   * lets what it starts within the microtasks after it begin before the set is read again.
+   */
+  async drained(pause: () => Promise<void> = () => Promise.resolve()): Promise<void> {
+    for (;;) {
+      await pause()
+      if (this.pending.size === 0) return
+      await Promise.all([...this.pending])
+    }
+  }
+}
+
 /** A link with no helper yet. */
 export function link(): Link {
   return { helper: undefined, wants: new Set(), wantsAt: 0, down: undefined, sent: 0, held: [] }

@@ -5,7 +5,7 @@
  * below is one literal `$.noun.event(...)`.
  */
 import type { EngineInterface } from 'claude-code'
-import { ask, boundedInput, type Host } from './client.js'
+import { ask, boundedInput, Work, type Host } from './client.js'
 import {
   ANSWER_TIMEOUT_MS,
   BUILTIN_KEY,
@@ -111,14 +111,8 @@ const toHand: Run[] = []
 let loops = 0
 let wake: (() => void) | undefined
 /** What a chain going on led to and is still under way: the helper's answers, and timers with what they fire. */
-const work = new Set<Promise<unknown>>()
-
-function track<T>(p: Promise<T>): Promise<T> {
-  const held = p.catch(() => undefined)
-  work.add(held)
-  void held.then(() => work.delete(held))
-  return p
-}
+const work = new Work()
+const track = <T>(p: Promise<T>): Promise<T> => work.track(p)
 
 /** Hands the chain's steps to the engine with the `$` of the session start that calls it, while it is the newest. */
 export async function serveRuns($: EngineInterface): Promise<void> {
@@ -156,11 +150,11 @@ function runServed(command: string, args: string): Promise<string> {
 
 /**
  * Waits until what this hook's chain event led to is under way: every answer of the helper in flight and every
- * timer with what it fires. Each piece of work adds what it leads to before it ends (a timer's `fire` resolves once
- * the step it runs is handed on), and each ends (an answer within the client's timeout), so the set empties.
+ * timer with what it fires (a timer's `fire` resolves once the step it runs is handed on); each answer ends within
+ * the client's timeout.
  */
-export async function drain(): Promise<void> {
-  while (work.size > 0) await Promise.all([...work])
+export function drain(): Promise<void> {
+  return work.drained()
 }
 
 /** The bridge client's host, for this hook's `$`. */

@@ -9,13 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from slashkit.adapters.bridge.shim import (
-    NODE_FILES,
-    node_files,
-    node_host_module,
-    refuse_link,
-    write_file,
-)
+from slashkit.adapters.bridge import shim
 from slashkit.core import texts
 
 #: pi loads `extensions/*.ts` and `extensions/*/index.ts` (measured on pi 1.6.0), so the extension is one folder
@@ -51,17 +45,17 @@ def install(target: Path, python: str | None = None, omp: bool = False) -> list[
     changed (none when up to date). `python` is the interpreter it starts the helper with; None lets it find one,
     as opencode's plugin does."""
     folder = target / FOLDER
-    refuse_link(folder)
+    shim.refuse_link(folder)
     source = resources.files("slashkit.adapters.pi") / "extension"
     wanted = {
         folder / ENTRY: (source / ENTRY).read_text(),
-        **{folder / name: content for name, content in node_files().items()},
+        **{folder / name: content for name, content in shim.node_files().items()},
         folder / HOST: host_module(python),
     }
     if omp:
         wanted[folder / OMP_ENTRY] = (source / OMP_ENTRY).read_text()
         wanted[folder / OMP_MANIFEST] = OMP_PACKAGE
-    return [path for path, content in wanted.items() if write_file(path, content.encode())]
+    return [path for path, content in wanted.items() if shim.write_file(path, content.encode())]
 
 
 def uninstall(target: Path) -> list[Path]:
@@ -69,8 +63,8 @@ def uninstall(target: Path) -> list[Path]:
     they are empty; returns the files it removed. A symbolic link at the folder is refused; one at a file is
     removed itself."""
     folder = target / FOLDER
-    refuse_link(folder)
-    names = (ENTRY, *NODE_FILES, HOST, OMP_ENTRY, OMP_MANIFEST)
+    shim.refuse_link(folder)
+    names = (ENTRY, *shim.NODE_FILES, HOST, OMP_ENTRY, OMP_MANIFEST)
     removed = [p for p in (folder / n for n in names) if p.is_symlink() or p.exists()]
     for path in removed:
         path.unlink()
@@ -84,7 +78,7 @@ def uninstall(target: Path) -> list[Path]:
 
 def host_module(python: str | None) -> str:
     """The generated facts the extension needs before Python runs."""
-    return node_host_module(
+    return shim.node_host_module(
         GENERATED,
         python,
         "pi",

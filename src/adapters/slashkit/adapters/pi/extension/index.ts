@@ -6,7 +6,7 @@
  * `CustomEditor`); nothing else comes from npm.
  */
 import { CustomEditor, type ExtensionAPI, type ExtensionCommandContext, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
-import { ask, bounded, boundedInput, close, link, wanted, type Answer, type Host, type Ticket } from './client.js'
+import { ask, bounded, boundedInput, close, link, wanted, Work, type Answer, type Host, type Ticket } from './client.js'
 import * as facts from './host.js'
 import { enabled, nodeHost, switchedOn } from './node-host.js'
 import { STEP_OUTPUT } from './wire.js'
@@ -32,13 +32,8 @@ export default function slashkit(pi: ExtensionAPI): void {
   /** How the last low-level run ended (`agent_end`), for the `agent_settled` that follows. */
   let last: { reason: string; answer: string } = { reason: 'answer', answer: '' }
   /** What `agent_settled` waits for before it returns: fired timers and built-ins running (see `settled`). */
-  const work = new Set<Promise<unknown>>()
-  const track = <T>(p: Promise<T>): Promise<T> => {
-    const held = p.catch(() => undefined)
-    work.add(held)
-    void held.then(() => work.delete(held))
-    return p
-  }
+  const work = new Work()
+  const track = <T>(p: Promise<T>): Promise<T> => work.track(p)
   let idle: (() => void)[] = []
 
   /** A transcript line: the person sees it (a notice, or stderr without a UI); it never enters the model's context. */
@@ -119,14 +114,8 @@ export default function slashkit(pi: ExtensionAPI): void {
   }
 
   /** Every timer and every exchange with the helper under way, and what each led to, done. */
-  const drain = async (): Promise<void> => {
-    // What one piece of work leads to starts within the microtasks after it: setImmediate runs once they are done.
-    for (;;) {
-      await new Promise(done => setImmediate(done))
-      if (work.size === 0) break
-      await Promise.all([...work])
-    }
-  }
+  // What one piece of work leads to starts within the microtasks after it: setImmediate runs once they are done.
+  const drain = (): Promise<void> => work.drained(() => new Promise(done => setImmediate(done)))
 
   /**
    * A saved chain typed by name (`/ship Bob`, `/ship Bob && /deploy`): pi runs its registered command before any
