@@ -130,8 +130,12 @@ test("the person's /slash-chain builtin off is stored for every pi and sent with
 
 test("the tools hand the core their texts bounded, and the person's chain goes on after a 1 MiB call", async () => {
   // Attack (issue 27): one call with 1 MiB of args ended in `unavailable: write EPIPE`, and the chain with it.
-  const chain = chainOfTwo(['TurnEnded', 'PromptSubmitted', 'PromptHanded'], 'timer')
-  helper.answer = sent => (sent.event === 'BuiltinAsked' || sent.event === 'FailCalled' ? { reply: { kind: 'deny', text: 'no' } } : chain(sent))
+  const wants = ['TurnEnded', 'PromptSubmitted', 'PromptHanded']
+  const chain = chainOfTwo(wants, 'timer')
+  // The helper names the events it wants in every answer, the tools' too: an answer without them, newer than the
+  // chain's, would say the turn's end is not wanted, and the chain would stop when the tools' answers came first.
+  const denied = { wants, reply: { kind: 'deny', text: 'no' } }
+  helper.answer = sent => (sent.event === 'BuiltinAsked' || sent.event === 'FailCalled' ? denied : chain(sent))
   const huge = 'z'.repeat(1 << 20)
   const typed = pi.type('/greet Bob && /bye Alice')
   await helper.received('PromptHanded')
