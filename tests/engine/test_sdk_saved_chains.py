@@ -52,7 +52,7 @@ def test_a_saved_chain_typed_by_name_runs_its_steps_and_a_bad_file_beside_it_is_
 
     broken = project / ".slashkit" / "chains" / "broken.md"
     assert lines(events) == [
-        f"saved chain {broken}:1: 'greet Bob' is no chain line: it starts with /name",
+        f"saved chain {broken}:1: a command was expected, not 'greet'; nothing of it runs",
         "1/2: /greet Bob",
         "2/2: /greet Carol",
         "all 2 command(s) ran",

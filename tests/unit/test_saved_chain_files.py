@@ -1,4 +1,4 @@
-"""A saved chain's file (issue 28): front matter and one chain line; every file that is none is one line naming it
+"""A saved chain's file (issue 28): front matter and a program (one chain line, or several lines); every file that is none is one line naming it
 and why, and the others still work."""
 
 import pytest
@@ -29,11 +29,13 @@ def test_a_file_without_front_matter_is_its_chain_line() -> None:
         (b"/greet", "a" * 65 + ".md", "its name is not letters"),
         (b"/greet", "a.b.md", "its name is not letters"),
         (b"/greet", "ship.txt", "its name is not letters"),
-        (b"\n  \n", "ship.md", "saved chain /p/ship.md: its body is empty; a saved chain is one chain line"),
+        (b"\n  \n", "ship.md", "saved chain /p/ship.md: its body is empty; a saved chain holds at least one command"),
         (b"---\ndescription: x\n---\n", "ship.md", "its body is empty"),
-        (b"/a\n\n/b", "ship.md", "saved chain /p/ship.md:3: holds a second line; a saved chain is one chain line"),
-        (b"greet Bob", "ship.md", "saved chain /p/ship.md:1: 'greet Bob' is no chain line: it starts with /name"),
-        (b"/ greet", "ship.md", "is no chain line"),
+        (b"/a\n\ndone", "ship.md", "saved chain /p/ship.md:3: a command was expected, not 'done'; nothing of it runs"),
+        (b"\n\n/a && until /b\n", "ship.md", "saved chain /p/ship.md:3: do was expected, not the end; nothing of it runs"),
+        (b"greet Bob", "ship.md", "saved chain /p/ship.md:1: a command was expected, not 'greet'; nothing of it runs"),
+        (b"/ greet", "ship.md", "'/' is no slash command"),
+        (b"while /a; do\n  break 2 x\ndone", "ship.md", "ship.md:2: done was expected, not 'x'"),
         (b"---\ndescription: x\n", "ship.md", "saved chain /p/ship.md:1: its front matter has no closing ---"),
         (b"---\ndescription: x\n/greet", "ship.md", "saved chain /p/ship.md:3: its front matter line '/greet' is no"),
         (b"---\nnot a pair\n---\n/greet", "ship.md", "saved chain /p/ship.md:2: its front matter line 'not a pair'"),

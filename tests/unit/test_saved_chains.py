@@ -189,7 +189,7 @@ def test_list_names_each_saved_chain_where_it_comes_from_and_the_files_that_are_
         [
             SavedFile("ship.md", "/p/.slashkit/chains/ship.md", b"---\ndescription: Ships it\n---\n/greet"),
             SavedFile("greet.md", "/p/.slashkit/chains/greet.md", b"/x"),
-            SavedFile("two.md", "/p/.slashkit/chains/two.md", b"/a\n/b"),
+            SavedFile("two.md", "/p/.slashkit/chains/two.md", b"/a\ndone"),
         ]
     )
 
@@ -198,7 +198,7 @@ def test_list_names_each_saved_chain_where_it_comes_from_and_the_files_that_are_
     assert h.answers == [
         "/greet [/p/.slashkit/chains/greet.md] (shadowed: the host has its own /greet)\n"
         "/ship - Ships it [/p/.slashkit/chains/ship.md]\n"
-        "saved chain /p/.slashkit/chains/two.md:2: holds a second line; a saved chain is one chain line"
+        "saved chain /p/.slashkit/chains/two.md:2: a command was expected, not 'done'; nothing of it runs"
     ]
 
 
@@ -207,7 +207,7 @@ def test_list_says_how_to_write_one_when_there_is_none() -> None:
 
     h.type("/slash-chain list")
 
-    assert h.answers == ["no saved chains: write one as .slashkit/chains/<name>.md (one chain line)"]
+    assert h.answers == ["no saved chains: write one as .slashkit/chains/<name>.md (a chain line, or a program)"]
 
 
 @pytest.mark.parametrize("origin", ["plugin", "harness"])
@@ -271,7 +271,7 @@ def test_the_host_is_told_each_file_that_is_no_saved_chain_and_offered_none_of_i
 
     moved = s.on_event(s.opened(), s.SavedAsked(("greet",), files))
 
-    assert moved.effects == (Log("saved chain /p/bad.md:1: 'no chain' is no chain line: it starts with /name"),)
+    assert moved.effects == (Log("saved chain /p/bad.md:1: a command was expected, not 'no'; nothing of it runs"),)
     assert moved.reply == s.SavedListed((s.Offered("ship", "/tiny", ""),), ("compact", "greet"))
 
 

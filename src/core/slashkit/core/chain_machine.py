@@ -1,4 +1,5 @@
-"""The slash-chain step state machine: a pure transition from (state, event) to (state, effects, reply).
+"""The slash-chain state machine: a pure transition from (state, event) to (state, effects, reply). What runs next
+is the interpreter's (`slashkit.core.interpreter`); this machine holds what a step waits for on a host.
 
 The host reports what happened (events, past tense); the machine answers with what to do (effects,
 imperative) and, for events that are a hook the host holds open, the hook's reply. Nothing here waits,
@@ -6,16 +7,35 @@ reads a clock or touches the host: `slashkit.core.session` names each step's tim
 sees, and the host carries the effects out.
 """
 
+from collections.abc import Iterator
 from typing import Final, Literal
 
 import attrs
 from attrs import Factory, field, frozen
+from returns.result import Failure, Success
 
 from slashkit.core import texts
-from slashkit.core.chain import Operator, Step, parse_chain
+from slashkit.core.chain import Operator, Step, holds_chain
+from slashkit.core.grammar import parse
+from slashkit.core.interpreter import (
+    Asked,
+    Began,
+    Bounded,
+    Capped,
+    Finished,
+    Line,
+    Napping,
+    Passed,
+    Run,
+    Where,
+    advance,
+    ahead,
+    passed_steps,
+)
 from slashkit.core.js_text import js_trim, js_trim_end
 from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, command_name
-from slashkit.core.saved_chain import NO_SAVED, Expanded, Library, expand, origin_of
+from slashkit.core.program import AndOr, Call, Command, For, Group, Loop, Node, Pipeline, Sequence, is_and_list
+from slashkit.core.saved_chain import NO_SAVED, Library, inlined, origin_of
 from slashkit.core.texts import Wait
 
 #: How a step ended: success when it ended well by the seed's rules (returned, its turn ended with an answer, its
@@ -62,24 +82,33 @@ class Outcome:
 
 @frozen
 class Running:
-    """The running chain: the step that runs, the steps after it, and what the step waits for.
+    """The running program's step: the command that runs (or the `sleep` that waits), and what it waits for.
 
     A step that handed the model a prompt (`saw_prompt`) waits for its turn; one that opened a focused,
     placed pane waits for that pane to close. `turn_ended` and `pane_closed` hold an end that came before
-    the step's run resolved. `chain` and `index` name this step, so a report about an ended one is ignored.
+    the step's run resolved. `chain` and `index` name this step (`index` counts the commands the program ran or
+    passed over, this one included), so a report about an ended one is ignored; `number` is its place in the
+    program's text, `total` the program's commands, and `steps` those commands as written, which the lines name.
 
-    `args` are what the step runs with: its own, plus the output handed to it after `|`. `origin` says who typed
-    the chain, and `rule` is the refusal rule that reads it, knowing the host's commands as listed then; `mixed`
-    says the seed's lines do not apply (an operator besides `&&`, or a refused step); `output` is the step's run
-    text or its turn's answer, handed on by a `|` after it; `reported` is the model's report that the step
-    failed, applied when its turn ends (mixed chains).
+    `run` is the interpreter's state (`slashkit.core.interpreter`) before this step ended; `where` the loops and
+    saved chains around it; `hands_on` says a `|` hands its output on; `napping` is what is left of a `sleep`, in
+    seconds. `args` are what the step runs with: its own, plus the output handed to it after `|`. `origin` says
+    who typed the chain, and `rule` is the refusal rule that reads it, knowing the host's commands as listed then;
+    `mixed` says the seed's lines do not apply (more than `&&` between slash commands, or a refused step);
+    `output` is the step's run text or its turn's answer, handed on by a `|` after it; `reported` is the model's
+    report that the step failed, applied when its turn ends (mixed chains).
     """
 
     chain: int
     index: int
     total: int
     step: Step
-    left: tuple[Step, ...]
+    run: Run
+    steps: tuple[Step, ...] = ()
+    number: int = 0
+    where: Where = field(factory=Where)
+    hands_on: bool = False
+    napping: int | None = None
     wait: Wait = "run"
     saw_prompt: bool = False
     turn_ended: str | None = None
@@ -96,6 +125,11 @@ class Running:
     def is_step(self, chain: int, index: int) -> bool:
         """Tells whether a report names this step."""
         return self.chain == chain and self.index == index
+
+    @property
+    def left(self) -> tuple[Step, ...]:
+        """The program's commands written after this step, which the seed's lines name as not run."""
+        return self.steps[self.number :]
 
 
 @frozen
@@ -243,10 +277,12 @@ class Log:
 
 @frozen
 class StartTimer:
-    """Start a timer for this step: a command does not run from inside another command's hook."""
+    """Start a timer for this step: a command does not run from inside another command's hook, and a `sleep`
+    waits on one (`ms`)."""
 
     chain: int
     index: int
+    ms: int = 0
 
 
 @frozen
@@ -324,6 +360,9 @@ class Transition:
 
 # Transition
 
+#: How often a `sleep` wakes to show the time it has left (and a prompt or `stop` ends it at once in any case).
+NAP_TICK: Final = 60
+
 
 def on_event(state: ChainState, event: Event) -> Transition:
     """Moves the machine by one event."""
@@ -336,9 +375,11 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return _after_run(state, r if r.saw_prompt else attrs.evolve(r, output=output))
         case StepFailed(chain, index, message) if r is not None and r.is_step(chain, index):
             return _step_ended(state, r, "failure", texts.thrown_why(message))
+        case StepDue(chain, index) if r is not None and r.is_step(chain, index) and r.napping is not None:
+            return _woke(state, r)
         case StepDue(chain, index) if r is not None and r.is_step(chain, index):
             return Transition(state, (RunStep(chain, index, r.step.command, r.args),))
-        case PromptHanded(text) if r is not None and r.wait == "run":
+        case PromptHanded(text) if r is not None and r.wait == "run" and r.napping is None:
             return _prompt_handed(state, r, text)
         case PaneOpened(pane, focus, placed) if r is not None and r.wait == "run" and focus and placed:
             return _moved(state, attrs.evolve(r, pane=pane))
@@ -375,13 +416,15 @@ def wants(state: ChainState) -> frozenset[str]:
     if r is None:
         return frozenset()
     wanted = {"PromptSubmitted"}
+    if r.napping is not None:
+        return frozenset(wanted)
     if r.wait == "run":
         wanted |= {"PromptHanded", "PaneOpened"}
     if r.pane is not None:
         wanted.add("PaneClosed")
     if r.saw_prompt:
         wanted.add("TurnEnded")
-    if r.left and r.left[0].op == "|":
+    if r.hands_on:
         # The text the running step returns is handed on: only then does the host send it.
         wanted.add(STEP_OUTPUT)
     return frozenset(wanted)
@@ -416,21 +459,43 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
         # A new chain the person types while one runs ends the running one, then starts its own.
         cancelled = _cancel(state, r)
         state, effects = cancelled.state, cancelled.effects
-    chain = parse_chain(event.args)
     saved = event.saved.leaving(event.commands, rule.builtins)
-    head = Step(event.command, chain.head)
     calls = saved.named(event.command) is not None
     if calls and not event.enabled:
         return Transition(state, effects, CommandAnswer(texts.saved_off_text(event.command)))
-    if not (chain.rest or calls) or not event.enabled:
+    parsed = parse(f"/{event.command} {event.args}") if event.enabled else None
+    if isinstance(parsed, Failure) and holds_chain(event.args):
+        # Text that reads as a chain to the reference, but as no program: nothing of it runs.
+        return Transition(
+            state, effects, CommandAnswer(texts.unparsed_text(parsed.failure().why, parsed.failure().where))
+        )
+    program = parsed.unwrap() if isinstance(parsed, Success) else None
+    if program is None or (isinstance(program, Command) and not calls):
         if rule.may_run(event.command, event.origin, args=event.args):
             return Transition(state, effects)
         return Transition(state, effects, CommandAnswer(texts.refused_text(typed, event.origin)))
-    expanded = expand((head, *chain.rest), saved)
-    if not isinstance(expanded, Expanded):
-        return Transition(state, effects, CommandAnswer(expanded.why))
-    builtins = () if rule.chained else (s for s in expanded.steps if command_name(s.command) in rule.builtins)
-    unrunnable = next(iter(builtins), None)
+    return _begin(state, (program, saved), (event.origin, rule), effects, "saved" if calls else "head")
+
+
+def _begin(
+    state: ChainState,
+    written: tuple[Node, Library],
+    by: tuple[str, Rule],
+    effects: tuple[Effect, ...],
+    start: Literal["head", "saved", "line"],
+) -> Transition:
+    """Starts a program typed from an origin (`by`: and the session's rule, knowing the host's commands), its saved
+    chains filled in. Its first command runs in the typed command's place (`head`), unless the rule keeps it from
+    running: then the typed command is answered with the refusal and the program goes on without it. A saved
+    chain's name (`saved`) and a typed program (`line`) have no run of their own: every step runs from a timer, as
+    a step after the first does, and the typed text is answered with a line."""
+    program, saved = written
+    origin, rule = by
+    filled = inlined(program, saved)
+    if isinstance(filled, str):
+        return Transition(state, effects, CommandAnswer(filled))
+    steps = tuple(_written(filled, "&&"))
+    unrunnable = None if rule.chained else next((s for s in steps if command_name(s.command) in rule.builtins), None)
     if unrunnable is not None:
         # The host runs a built-in only from the person's own prompt: such a chain cannot run as typed, so none of it.
         return Transition(state, effects, CommandAnswer(texts.unchainable_text(unrunnable)))
@@ -438,17 +503,47 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
         # One anyone else starts replaces the running chain without a line, as in the seed.
         dropped = _dropped(state, state.running)
         state, effects = dropped.state, (*effects, *dropped.effects)
-    first, *rest = expanded.steps
-    if calls:
-        # The typed name is a saved chain's, which the host has no run for: its steps run from timers, as any
-        # step after the first does, and the typed command answers with a line.
-        return _start_saved(state, head, expanded.steps, (event.origin, rule), effects)
-    return _start(state, first, tuple(rest), (event.origin, rule), effects)
+    runs = all(rule.may_run(s.command, _origin(s, origin), args=s.args) for s in steps)
+    mixed = not is_and_list(filled) or not runs
+    call = steps[0] if start == "head" else Step("", "")
+    before = Running(state.started + 1, 0, len(steps), call, Run(filled, loop_cap=rule.loop_cap), steps, 0)
+    before = attrs.evolve(before, origin=origin, mixed=mixed, rule=rule)
+    state = attrs.evolve(state, started=before.chain)
+    moved = _go_on(state, before, before.run, Tally(), effects, head=start == "head")
+    if start == "head":
+        if isinstance(moved.reply, RunHead):
+            return moved
+        return attrs.evolve(moved, reply=CommandAnswer(texts.refused_text(call, origin)))
+    if start == "saved":
+        typed = Step(program.command if isinstance(program, Command) else "", "")
+        typed = Step(typed.command, program.args if isinstance(program, Command) else "")
+        return attrs.evolve(moved, reply=CommandAnswer(texts.saved_started_text(typed, len(steps))))
+    return attrs.evolve(moved, reply=CommandAnswer(texts.program_started_text(len(steps))))
+
+
+def _written(node: Node, op: Operator) -> Iterator[Step]:
+    """The program's slash commands as written, each with the operator written before it (`&&` for the first)."""
+    match node:
+        case Command(command, args, _, by):
+            yield Step(command, args, op, by)
+        case Call(body=body) | Group(body=body) | For(body=body):
+            yield from _written(body, op)
+        case Pipeline(parts) | Sequence(items=parts):
+            joint: Operator = "|" if isinstance(node, Pipeline) else ";"
+            for n, part in enumerate(parts):
+                yield from _written(part, op if n == 0 else joint)
+        case AndOr(first, rest):
+            yield from _written(first, op)
+            for and_or, part in rest:
+                yield from _written(part, and_or)
+        case Loop(condition=condition, body=body):
+            yield from _written(condition, op)
+            yield from _written(body, ";")
 
 
 def _is_step(r: Running | None, args: str) -> bool:
     """Tells whether `/slash-chain args` is the running step's own run: a chain's step runs only when the rule
-    let it run for the chain's origin (`_walk`)."""
+    let it run for the chain's origin (`_go_on`)."""
     return r is not None and r.wait == "run" and command_name(r.step.command) == texts.CHAIN_COMMAND and r.args == args
 
 
@@ -456,43 +551,6 @@ def _is_own_run(r: Running, event: ChainTyped, rule: Rule) -> bool:
     """Tells whether a run the chain hook heard is the running step's own, which the person did not type."""
     own = r.wait == "run" and (event.command, event.args) == (r.step.command, r.args)
     return own and not rule.typed_by_person(event.origin)
-
-
-def _start(
-    state: ChainState, head: Step, rest: tuple[Step, ...], by: tuple[str, Rule], effects: tuple[Effect, ...]
-) -> Transition:
-    """Starts a chain typed from an origin, under the session's rule knowing the host's commands (`by`): its
-    first command runs in the typed command's place, unless the rule keeps it from running; then the typed
-    command is answered with the refusal and the chain goes on without it."""
-    origin, rule = by
-    mixed = _mixed((head, *rest), by)
-    first = Running(state.started + 1, 1, len(rest) + 1, head, rest, origin=origin, mixed=mixed, rule=rule)
-    state = attrs.evolve(state, running=first, started=first.chain)
-    if rule.may_run(head.command, origin, args=head.args):
-        line = Log(texts.step_text(1, first.total, head))
-        return Transition(state, (*effects, line), RunHead(first.chain, 1, head.args))
-    refused = Log(texts.skipped_text(1, first.total, head, texts.refused_why(head, origin)))
-    moved = _go_on(state, first, "success", False, Tally(skipped=1), (*effects, refused))
-    return attrs.evolve(moved, reply=CommandAnswer(texts.refused_text(head, origin)))
-
-
-def _start_saved(
-    state: ChainState, call: Step, steps: tuple[Step, ...], by: tuple[str, Rule], effects: tuple[Effect, ...]
-) -> Transition:
-    """Starts a chain whose typed command is a saved chain's name: before its first step (index 0 stands for the
-    call itself), then on from a timer as after any step that ended well."""
-    origin, rule = by
-    before = Running(state.started + 1, 0, len(steps), call, steps, origin=origin, mixed=_mixed(steps, by), rule=rule)
-    state = attrs.evolve(state, started=before.chain)
-    moved = _go_on(state, before, "success", False, Tally(), effects)
-    return attrs.evolve(moved, reply=CommandAnswer(texts.saved_started_text(call, len(steps))))
-
-
-def _mixed(steps: tuple[Step, ...], by: tuple[str, Rule]) -> bool:
-    """Tells whether the seed's lines do not apply: an operator besides `&&`, or a step the rule keeps from running."""
-    origin, rule = by
-    runs = all(rule.may_run(s.command, _origin(s, origin), args=s.args) for s in steps)
-    return any(s.op != "&&" for s in steps) or not runs
 
 
 def _origin(step: Step, origin: str) -> str:
@@ -519,6 +577,21 @@ def _end_turn(state: ChainState, r: Running, reason: str, answer: str) -> Transi
     return _step_ended(state, r, "failure", texts.turn_why(reason))
 
 
+def _woke(state: ChainState, r: Running) -> Transition:
+    """A `sleep`'s timer fired: it waits on for what is left, or goes on as after a success."""
+    assert r.napping is not None
+    left = r.napping - min(r.napping, NAP_TICK)
+    if left > 0:
+        return Transition(
+            attrs.evolve(state, running=attrs.evolve(r, napping=left)), (_nap_timer(r.chain, r.index, left),)
+        )
+    return _go_on(state, r, r.run.ended("success"), r.tally, ())
+
+
+def _nap_timer(chain: int, index: int, left: int) -> StartTimer:
+    return StartTimer(chain, index, min(left, NAP_TICK) * 1000)
+
+
 def _step_ended(state: ChainState, r: Running, status: Status, why: str) -> Transition:
     """A step ended: a failure stops a chain of `&&` alone with the seed's line; any other chain goes on by its
     operators."""
@@ -526,73 +599,64 @@ def _step_ended(state: ChainState, r: Running, status: Status, why: str) -> Tran
     if status == "failure" and not r.mixed:
         return _stop(state, r, why, tally)
     effects = (Log(texts.failed_text(r.step, why)),) if status == "failure" else ()
-    return _go_on(state, r, status, status == "success", tally, effects)
+    run = r.run.ended(status, r.output if r.hands_on else "")
+    return _go_on(state, r, run, tally, effects)
 
 
 def _go_on(
-    state: ChainState, r: Running, status: Status, ran_ok: bool, tally: Tally, effects: tuple[Effect, ...]
+    state: ChainState, r: Running, run: Run, tally: Tally, effects: tuple[Effect, ...], head: bool = False
 ) -> Transition:
-    """Skips the steps the operators (or the refusal rule) pass over, then starts the next one from a timer, or
-    ends the chain after its last."""
-    passed, nxt = _walk(r, status, ran_ok)
-    lines = tuple(Log(texts.skipped_text(i, r.total, s, why)) for i, s, why in passed)
-    tally = tally.passed(len(passed))
-    if nxt is None:
-        clean = tally.failed == 0 and tally.skipped == 0
-        end = texts.done_text(r.total) if clean else texts.ended_text(tally.succeeded, tally.failed, tally.skipped)
-        ended = ChainEnded(r.chain, Outcome(status, False, tally))
-        return Transition(attrs.evolve(state, running=None), (*effects, *lines, Log(end), ended))
-    index, step = nxt
-    args = texts.handed(step.args, r.output) if step.op == "|" else step.args
-    left = r.left[index - r.index :]
-    new = Running(
-        r.chain, index, r.total, step, left, args=args, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule
-    )
-    started = (Log(texts.step_text(index, r.total, step)), StartTimer(r.chain, index))
-    return Transition(attrs.evolve(state, running=new), (*effects, *lines, *started))
+    """Runs the program on from `run` (`slashkit.core.interpreter`): writes what its operators passed over and the
+    loops it entered, skips what the refusal rule keeps from running, then starts the next step from a timer (the
+    typed command's own run for the `head`), or ends the chain."""
+    lines: list[Effect] = []
+    while True:
+        advanced = advance(run)
+        for line in advanced.lines:
+            lines.append(Log(_line_text(line, r.total)))
+            tally = tally.passed(1) if isinstance(line, Passed) else tally
+        match advanced.next:
+            case Finished(status):
+                clean = tally.failed == 0 and tally.skipped == 0
+                total = tally.succeeded
+                end = texts.done_text(total) if clean else texts.ended_text(total, tally.failed, tally.skipped)
+                ended = ChainEnded(r.chain, Outcome(status, False, tally))
+                return Transition(attrs.evolve(state, running=None), (*effects, *lines, Log(end), ended))
+            case Napping(seconds, where):
+                nap = Step("sleep", texts.duration(seconds))
+                new = Running(r.chain, advanced.seen, r.total, nap, run, r.steps, r.number, where, napping=seconds)
+                new = attrs.evolve(new, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule)
+                timer = _nap_timer(r.chain, new.index, seconds)
+                return Transition(attrs.evolve(state, running=new), (*effects, *lines, timer))
+            case Asked(step, number, handed, hands, where):
+                origin = _origin(step, r.origin)
+                if not r.rule.may_run(step.command, origin, handed, step.args):
+                    by_person = r.rule.typed_by_person(origin)
+                    why = texts.handed_refused_why(step) if by_person else texts.refused_why(step, origin)
+                    lines.append(Log(texts.skipped_text(number, r.total, step, why)))
+                    tally = tally.passed(1)
+                    run = run.ended(None)
+                    continue
+                args = texts.handed(step.args, run.output) if handed else step.args
+                new = Running(r.chain, advanced.seen, r.total, step, run, r.steps, number, where, hands, args=args)
+                new = attrs.evolve(new, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule)
+                moved = attrs.evolve(state, running=new)
+                starts = Log(texts.step_text(number, r.total, step))
+                if head and new.index == 1:
+                    return Transition(moved, (*effects, *lines, starts), RunHead(r.chain, 1, args))
+                return Transition(moved, (*effects, *lines, starts, StartTimer(r.chain, new.index)))
 
 
-def _walk(r: Running, status: Status, ran_ok: bool) -> tuple[list[tuple[int, Step, str]], tuple[int, Step] | None]:
-    """Reads the steps after the running one as bash would after this status: the ones passed over (with why),
-    and the next one to run, if any. `ran_ok` says the running step ran and ended well, which a `|` needs.
-
-    A saved chain's call that its operator passes over is passed over whole, as bash skips a function's body: the
-    steps of the call that its first step enters (`Step.calls`) go with the same why."""
-    passed: list[tuple[int, Step, str]] = []
-    around = r.step.calls
-    skipping: tuple[int, str] | None = None
-    for index, step in enumerate(r.left, start=r.index + 1):
-        entered = [c for c in step.calls if c not in around]
-        around = step.calls
-        if skipping is not None and skipping[0] in step.calls:
-            passed.append((index, step, skipping[1]))
-        elif _runs(step.op, status, ran_ok):
-            skipping = None
-            origin = _origin(step, r.origin)
-            if r.rule.may_run(step.command, origin, step.op == "|", step.args):
-                return passed, (index, step)
-            by_person = r.rule.typed_by_person(origin)
-            why = texts.handed_refused_why(step) if by_person else texts.refused_why(step, origin)
-            passed.append((index, step, why))
-        else:
-            why = texts.SKIP_WHY[step.op]
-            skipping = (entered[0], why) if entered else None
-            passed.append((index, step, why))
-        ran_ok = False
-    return passed, None
-
-
-def _runs(op: Operator, status: Status, ran_ok: bool) -> bool:
-    """Tells whether the command after `op` runs: `&&` after a success, `||` after a failure, `;` always, `|`
-    after the command just before it ran and ended well. A skipped command keeps the last status."""
-    match op:
-        case "&&":
-            return status == "success"
-        case "||":
-            return status == "failure"
-        case "|":
-            return ran_ok
-    return True
+def _line_text(line: Line, total: int) -> str:
+    match line:
+        case Passed(step, number, why):
+            return texts.skipped_text(number, total, step, why)
+        case Began(mark):
+            return texts.iteration_text(mark.kind, mark.iteration, mark.cap, mark.word)
+        case Capped(mark):
+            return texts.capped_text(mark.kind, mark.cap)
+        case Bounded(steps):
+            return texts.bounded_text(steps)
 
 
 def _stop(state: ChainState, r: Running, why: str, tally: Tally) -> Transition:
@@ -615,24 +679,26 @@ def _prompt_handed(state: ChainState, r: Running, text: str) -> Transition:
     """A step that hands the model a prompt waits for its turn; the text tells the model how to report a
     failure, unless it is the last step."""
     seen = _moved(state, attrs.evolve(r, saw_prompt=True))
-    if not r.left:
+    if not r.left and not r.where.loops:
         return seen
     if r.mixed:
-        note = texts.mixed_fail_note(r.index, r.total, r.left, _after_failure(r), state.fail_tool)
+        note = texts.mixed_fail_note(r.number, r.total, r.left, _after_failure(r), state.fail_tool)
     else:
-        note = texts.fail_note(r.index, r.total, r.left, state.fail_tool)
+        note = texts.fail_note(r.number, r.total, r.left, state.fail_tool)
     return attrs.evolve(seen, reply=PromptText(f"{js_trim_end(text)}\n\n{note}"))
 
 
 def _after_failure(r: Running) -> str:
     """Says what a failure of the running step leads to, for the model."""
-    passed, nxt = _walk(r, "failure", False)
-    return texts.after_failure(None if nxt is None else nxt[1], (step for _, step, _ in passed))
+    advanced = ahead(r.run, "failure")
+    runs_next = advanced.next.step if isinstance(advanced.next, Asked) else None
+    return texts.after_failure(runs_next, passed_steps(advanced.lines))
 
 
 def _is_own(text: str, r: Running) -> bool:
     """Tells whether a prompt the person sent is the running step's own text or `/slash-chain`."""
-    return text.startswith(f"/{r.step.command}") or text.startswith(f"/{texts.CHAIN_COMMAND}")
+    own = r.napping is None and text.startswith(f"/{r.step.command}")
+    return own or text.startswith(f"/{texts.CHAIN_COMMAND}")
 
 
 def _fail_called(state: ChainState, reason: object, agent: str | None) -> Transition:
@@ -650,6 +716,22 @@ def _fail_called(state: ChainState, reason: object, agent: str | None) -> Transi
         return attrs.evolve(marked, reply=ToolAnswered(texts.fail_marked_text(_after_failure(r))))
     stopped = _stop(state, r, texts.failed_why(why), r.tally.ended("failure"))
     return attrs.evolve(stopped, reply=ToolAnswered(texts.FAIL_STOPPED))
+
+
+def progress(r: Running) -> str:
+    """What a host's status area shows while the program runs: the step and what comes next, and the loop it is in
+    (`until 3/10 · /fix · next /check`), or the time a `sleep` has left."""
+    if r.napping is not None:
+        advanced = ahead(r.run, "success")
+        then = advanced.next.step if isinstance(advanced.next, Asked) else None
+        return texts.napping_text(r.napping, then)
+    if not r.where.loops:
+        after = r.left[0] if r.left else None
+        return texts.progress_text(r.number, r.total, r.step, after)
+    mark = r.where.loops[-1]
+    advanced = ahead(r.run, "success")
+    after = advanced.next.step if isinstance(advanced.next, Asked) else None
+    return texts.loop_progress_text(mark.kind, mark.iteration, mark.cap, r.step, after)
 
 
 def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
@@ -675,7 +757,9 @@ def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
         return Transition(state, reply=CommandAnswer(typed.saved.listing(typed.commands, state.rule.builtins)))
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
-    running = None if r is None else (r.index, r.total, r.step, r.wait)
+    if r is not None and (r.napping is not None or r.where.loops):
+        return Transition(state, reply=CommandAnswer(texts.status_line(enabled, progress(r))))
+    running = None if r is None else (r.number, r.total, r.step, r.wait)
     status = texts.status_text(enabled, running)
     if r is not None and r.mixed and r.left:
         status += texts.next_text(r.left[0])

@@ -41,6 +41,9 @@ _JS_SPACES: Final = re.compile("[" + re.escape(JS_WHITESPACE) + "]+")
 #: The `/slash-chain` arguments that change a setting every session shares (`chain_words`): chaining on or off,
 #: and the model's self-commands on or off. The person's alone.
 SETTINGS: Final = frozenset({("on",), ("off",), (BUILTIN_WORD, "on"), (BUILTIN_WORD, "off")})
+#: How many times a `while` or `until` runs its body unless the person sets another cap, and the most they may set.
+DEFAULT_LOOP_CAP: Final = 10
+MAX_LOOP_CAP: Final = 1000
 #: What may separate the names a person lists to allow (`SLASHKIT_ALLOW="doctor, clear"`).
 _LIST_SEPARATORS: Final = re.compile(r"[\s,]+")
 
@@ -86,13 +89,15 @@ class Rule:
     """The rule as one session applies it: which names are built-ins (the ones measured on the host's version,
     and the host's list as it gives it), which of them anyone may run (the allowlist, and what the person added),
     which commands the host listed (None: it listed none), which origins are the person's typing there (a
-    harness's own steps are not), and whether a chain's step can run a built-in there at all (`chained`)."""
+    harness's own steps are not), whether a chain's step can run a built-in there at all (`chained`), and how many
+    times the person lets a `while` or `until` run its body (`loop_cap`)."""
 
     builtins: frozenset[str]
     safe: frozenset[str]
     typing: frozenset[str] = PERSON_TYPING
     commands: frozenset[str] | None = None
     chained: bool = True
+    loop_cap: int = DEFAULT_LOOP_CAP
 
     def typed_by_person(self, origin: str) -> bool:
         """Tells whether a command or prompt of this origin is the person's own typing in this session."""
@@ -129,17 +134,29 @@ class Rule:
         )
 
 
-def rule_for(host: Allowlist, allowed: str | None = None, harness: bool = False) -> Rule:
+def rule_for(host: Allowlist, allowed: str | None = None, harness: bool = False, loop_cap: str | None = None) -> Rule:
     """The rule of a session of `host`: its measured built-ins and allowlist, widened by the names the person
     listed (`allowed`: the `SLASHKIT_ALLOW` of their environment, or a harness's own option; never /model or
-    /effort); `harness` says a slashkit harness drives the session, so its steps' origin is not typing.
+    /effort); `harness` says a slashkit harness drives the session, so its steps' origin is not typing; `loop_cap`
+    is the cap the person set on loops (`SLASHKIT_LOOP_CAP`), a whole number up to MAX_LOOP_CAP (anything else
+    keeps the default).
 
     >>> sorted(rule_for(CLAUDE_CODE, "doctor, /Model").safe - CLAUDE_CODE.safe.keys())
     ['doctor']
+    >>> rule_for(CLAUDE_CODE, loop_cap="25").loop_cap, rule_for(CLAUDE_CODE, loop_cap="1e9").loop_cap
+    (25, 10)
     """
     added = {command_name(name) for name in _LIST_SEPARATORS.split(allowed or "") if name} - REFUSED
     typing = PERSON_TYPING - {HARNESS_STEPS} if harness else PERSON_TYPING
-    return Rule(host.builtins, frozenset(host.safe) | added, typing, chained=host.chained)
+    return Rule(host.builtins, frozenset(host.safe) | added, typing, chained=host.chained, loop_cap=_cap(loop_cap))
+
+
+def _cap(written: str | None) -> int:
+    """The loop cap a person wrote, when it is a whole number from 1 to MAX_LOOP_CAP; else the default."""
+    text = (written or "").strip()
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_LOOP_CAP:
+        return int(text)
+    return DEFAULT_LOOP_CAP
 
 
 #: The rule where nothing else is said: Claude Code's, as measured, with nothing added.

@@ -1,8 +1,10 @@
 """Saved chains: a chain written once in a file (`<name>.md`) and run by name, as a shell runs a function.
 
-The file is optional front matter (`description`, `argument-hint`) and one chain line, such as `/check $1 && /tiny
-done`. `$ARGUMENTS` stands for the arguments the name was typed with and `$1`..`$9` for their words, as Claude Code
-fills a command's. A step naming another saved chain calls it; nesting is bounded and a cycle runs nothing.
+The file is optional front matter (`description`, `argument-hint`) and a program (`slashkit.core.grammar`): one chain
+line, such as `/check $1 && /tiny done`, or several, where a newline is `;` and a line starting with `#` a comment,
+so a file can hold a loop. `$ARGUMENTS` stands for the arguments the name was typed with and `$1`..`$9` for their
+words, as Claude Code fills a command's. A step naming another saved chain calls it, as bash calls a function
+(`slashkit.core.program.Call`); nesting is bounded and a cycle runs nothing.
 
 Reading the files is an adapter's (`slashkit.adapters.saved_chains`); this module only reads their bytes. Whatever
 a file holds is text the person did not type: `slashkit.core.chain_machine` runs its steps under the refusal rule
@@ -15,15 +17,17 @@ from typing import Final
 
 import attrs
 from attrs import frozen
+from returns.result import Success
 
-from slashkit.core.chain import Step, parse_chain
-from slashkit.core.js_text import JS_SPACE_CLASS, js_trim
+from slashkit.core.grammar import parse
+from slashkit.core.js_text import js_trim
 from slashkit.core.policy import REFUSED, command_name
+from slashkit.core.program import Call, Command, Node, numbered, rebuilt
 from slashkit.core.texts import CHAIN_COMMAND, NO_SAVED_CHAINS, one_line, shown
 
 #: A saved chain's name: what its file is called, less `.md`, and what the person types after the slash.
 NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
-#: The largest file read; a chain line is short, so a larger file is refused rather than read.
+#: The largest file read; a program is short, so a larger file is refused rather than read.
 MAX_FILE: Final = 64 * 1024
 #: How deep saved chains may call each other (a call from the typed line is 1 deep).
 MAX_DEPTH: Final = 8
@@ -34,15 +38,13 @@ MAX_STEPS: Final = 256
 #: `allowed-tools`, say), since the same file may serve both.
 KEYS: Final = frozenset({"description", "argument-hint"})
 
-# A chain line: `/name` as a word of its own, then its arguments and the steps after them.
-_FIRST: Final = re.compile(rf"/([A-Za-z0-9_:.-]+)(?:{JS_SPACE_CLASS}+|\Z)")
-_PLACEHOLDER: Final = re.compile(r"\$(ARGUMENTS|[1-9])")
 _FENCE: Final = "---"
 
 
 @frozen
 class SavedChain:
-    """One saved chain: its name, its chain line, the file it came from, and what its front matter says of it."""
+    """One saved chain: its name, its program (the text after its front matter), the file it came from, and what its
+    front matter says of it."""
 
     name: str
     body: str
@@ -121,8 +123,8 @@ def read(found: SavedFile) -> SavedChain | Problem:
 
     >>> read(SavedFile("ship.md", "ship.md", b"---\\ndescription: Ships it\\n---\\n/check $1 && /tiny done\\n"))
     SavedChain(name='ship', body='/check $1 && /tiny done', source='ship.md', description='Ships it', argument_hint='')
-    >>> read(SavedFile("ship.md", "ship.md", b"/a\\n/b\\n")).text
-    'saved chain ship.md:2: holds a second line; a saved chain is one chain line'
+    >>> read(SavedFile("ship.md", "ship.md", b"/a\\ndone\\n")).text
+    "saved chain ship.md:2: a command was expected, not 'done'; nothing of it runs"
     """
     name = found.name.removesuffix(".md")
     if not found.name.endswith(".md") or NAME.fullmatch(name) is None:
@@ -140,15 +142,25 @@ def read(found: SavedFile) -> SavedChain | Problem:
     if isinstance(matter, Problem):
         return matter
     front, body_at = matter
-    body = [(n, js_trim(line)) for n, line in enumerate(lines[body_at:], start=body_at + 1) if js_trim(line)]
-    if not body:
-        return Problem(found.source, "its body is empty; a saved chain is one chain line")
-    if len(body) > 1:
-        return Problem(found.source, "holds a second line; a saved chain is one chain line", body[1][0])
-    at, line = body[0]
-    if _FIRST.match(line) is None:
-        return Problem(found.source, f"{shown(line)!r} is no chain line: it starts with /name", at)
-    return SavedChain(name, line, found.source, front.get("description", ""), front.get("argument-hint", ""))
+    body = "\n".join(lines[body_at:]).strip("\n")
+    if js_trim(body) == "":
+        return Problem(found.source, "its body is empty; a saved chain holds at least one command")
+    program = parse(body, file=True)
+    if not isinstance(program, Success):
+        why = program.failure()
+        at = body_at + _leading_lines(lines, body_at) + why.line
+        return Problem(found.source, f"{why.why}; nothing of it runs", at)
+    return SavedChain(name, js_trim(body), found.source, front.get("description", ""), front.get("argument-hint", ""))
+
+
+def _leading_lines(lines: list[str], body_at: int) -> int:
+    """How many blank lines stand before the body's first line (the body is read without them)."""
+    blank = 0
+    for line in lines[body_at:]:
+        if line.strip("\r"):
+            break
+        blank += 1
+    return blank
 
 
 def _front_matter(lines: list[str], source: str) -> tuple[dict[str, str], int] | Problem:
@@ -199,94 +211,66 @@ def library(*folders: Iterable[SavedFile | Problem]) -> Library:
     return Library(tuple(sorted(by_name.values(), key=lambda c: c.name)), tuple(problems))
 
 
-def filled(args: str, typed: str) -> str:
-    """A step's arguments with the call's filled in: `$ARGUMENTS` is all of them, `$1`..`$9` their words (nothing
-    when there are fewer).
-
-    >>> filled("$1 to $2, all: $ARGUMENTS; $3.", "Bob prod")
-    'Bob to prod, all: Bob prod; .'
-    """
-    words = typed.split()
-    return _PLACEHOLDER.sub(lambda m: typed if m[1] == "ARGUMENTS" else _word(words, int(m[1])), args)
-
-
-def _word(words: list[str], number: int) -> str:
-    return words[number - 1] if number <= len(words) else ""
-
-
-def steps_of(chain: SavedChain) -> tuple[Step, ...]:
-    """The steps of a saved chain's line, with its placeholders unfilled.
-
-    >>> [(s.op, s.name) for s in steps_of(SavedChain("ship", "/check $1 || /tiny fixed", "ship.md"))]
-    [('&&', '/check $1'), ('||', '/tiny fixed')]
-    """
-    first = _FIRST.match(chain.body)
-    if first is None:
-        raise ValueError(f"{chain.source} holds no chain line")
-    parsed = parse_chain(chain.body[first.end() :])
-    return (Step(first[1], parsed.head), *parsed.rest)
-
-
 def origin_of(name: str) -> str:
     """The origin the steps of a saved chain run from: a file, never the person's typing."""
     return f"saved chain {name}"
 
 
-@frozen
-class Expanded:
-    """A typed line with its saved chains filled in: its steps, each saying which call it is part of (`Step.calls`)
-    and from which saved chain its text came (`Step.by`)."""
+def program_of(chain: SavedChain) -> Node:
+    """A saved chain's program, each of its slash commands saying which saved chain's file holds it (`Command.by`).
 
-    steps: tuple[Step, ...]
-
-
-@frozen
-class NotExpanded:
-    """Why a typed line's saved chains cannot run (a cycle, too deep, too many steps): nothing of it runs."""
-
-    why: str
+    >>> program_of(SavedChain("ship", "/check $1 || /tiny fixed", "ship.md")).rest[0][1]
+    Command(command='tiny', args='fixed', number=2, by='ship')
+    """
+    parsed = parse(chain.body, file=True)
+    if not isinstance(parsed, Success):
+        raise ValueError(f"{chain.source} holds no program: {parsed.failure().why}")
+    return rebuilt(parsed.unwrap(), lambda n: attrs.evolve(n, by=chain.name) if isinstance(n, Command) else n)
 
 
-def expand(steps: Iterable[Step], saved: Library) -> Expanded | NotExpanded:
-    """Fills in every step that names a saved chain with that chain's steps, as a shell runs a function: the call's
-    operator decides whether it runs, and its last step's status is then the call's. The first step of a call keeps
-    the call's operator; every step of it carries the call's number in `calls`, so a call that does not run skips
-    all of them.
+def inlined(program: Node, saved: Library) -> Node | str:
+    """The program with every slash command that names a saved chain made a call of it (`Call`), whose body is that
+    chain's program, its own calls made in turn; then numbered again, so a call's commands stand in its place. Or why
+    the saved chains cannot run (a cycle, too deep, too many commands): then nothing of the program runs.
 
     >>> lib = Library((SavedChain("ship", "/check $1 && /tiny done", "s"), SavedChain("check", "/tiny $1", "c")))
-    >>> [(s.name, s.op, s.by, s.calls) for s in expand([Step("a", ""), Step("ship", "Bob", "||")], lib).steps]
-    [('/a', '&&', None, ()), ('/tiny Bob', '||', 'check', (1, 2)), ('/tiny done', '&&', 'ship', (1,))]
+    >>> from slashkit.core.program import commands
+    >>> [(c.number, c.command, c.args, c.by) for c in commands(inlined(parse("/a && /ship Bob").unwrap(), lib))]
+    [(1, 'a', '', None), (2, 'tiny', '$1', 'check'), (3, 'tiny', 'done', 'ship')]
     """
-    out: list[Step] = []
-    calls = brought = 0
+    brought = 0
 
-    def visit(step: Step, stack: tuple[str, ...], around: tuple[int, ...]) -> NotExpanded | None:
-        nonlocal calls, brought
-        chain = saved.named(step.command)
+    class _Stop(Exception):
+        pass
+
+    stopped: list[str] = []
+
+    def call(node: Node, stack: tuple[str, ...]) -> Node:
+        nonlocal brought
+        if not isinstance(node, Command):
+            return node
+        chain = saved.named(node.command)
         if chain is None:
-            out.append(attrs.evolve(step, calls=around))
-            brought += bool(around)
-            return None if brought <= MAX_STEPS else NotExpanded(_TOO_MANY.format(limit=MAX_STEPS))
+            brought += bool(stack)
+            if brought > MAX_STEPS:
+                stopped.append(_TOO_MANY.format(limit=MAX_STEPS))
+                raise _Stop
+            return node
         path = " -> ".join((*stack, chain.name))
         if chain.name in stack:
-            return NotExpanded(_CYCLE.format(path=path))
+            stopped.append(_CYCLE.format(path=path))
+            raise _Stop
         if len(stack) >= MAX_DEPTH:
-            return NotExpanded(_TOO_DEEP.format(limit=MAX_DEPTH, path=path))
-        calls += 1
-        inner = (*around, calls)
-        for n, own in enumerate(steps_of(chain)):
-            args = js_trim(filled(own.args, step.args))
-            called = Step(own.command, args, step.op if n == 0 else own.op, chain.name)
-            stopped = visit(called, (*stack, chain.name), inner)
-            if stopped is not None:
-                return stopped
-        return None
+            stopped.append(_TOO_DEEP.format(limit=MAX_DEPTH, path=path))
+            raise _Stop
+        inner = (*stack, chain.name)
+        body = rebuilt(program_of(chain), lambda n: call(n, inner))
+        return Call(chain.name, node.args, body, node.by)
 
-    for step in steps:
-        stopped = visit(step, (), ())
-        if stopped is not None:
-            return stopped
-    return Expanded(tuple(out))
+    try:
+        return numbered(rebuilt(program, lambda n: call(n, ())))
+    except _Stop:
+        return stopped[0]
 
 
 _CYCLE: Final = "saved chains call each other in a cycle ({path}); nothing ran"

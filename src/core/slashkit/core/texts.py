@@ -324,7 +324,61 @@ def progress_text(index: int, total: int, step: Step, after: Step | None) -> str
     return f"{now} · next {op}/{shown(after.command)}"
 
 
-NO_SAVED_CHAINS: Final = "no saved chains: write one as .slashkit/chains/<name>.md (one chain line)"
+def loop_progress_text(kind: str, iteration: int, cap: int, step: Step, after: Step | None) -> str:
+    """What the status area shows while a step of a loop runs: `until 3/10 · /fix · next /check`."""
+    now = f"{kind} {iteration}/{cap} · {shown(step.name)}"
+    return now if after is None else f"{now} · next /{shown(after.command)}"
+
+
+def napping_text(left: int, then: Step | None) -> str:
+    """What the status area shows while a `sleep` waits: `sleep 4m left · then /check-ci`."""
+    now = f"sleep {duration(left)} left"
+    return now if then is None else f"{now} · then /{shown(then.command)}"
+
+
+def duration(seconds: int) -> str:
+    """A wait as a person writes it: `45s`, `4m`, `4m 30s`, `2h`, `1h 5m`.
+
+    >>> duration(45), duration(240), duration(270), duration(7500)
+    ('45s', '4m', '4m 30s', '2h 5m')
+    """
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "", f"{secs}s" if secs and not hours else ""]
+    return " ".join(part for part in parts if part) or "0s"
+
+
+def iteration_text(kind: str, iteration: int, cap: int, word: str | None) -> str:
+    """The line that starts an iteration of a loop: `until 2/10`, or `for 2/3: b` with the word it takes."""
+    return f"{kind} {iteration}/{cap}" if word is None else f"{kind} {iteration}/{cap}: {shown(word)}"
+
+
+def capped_text(kind: str, cap: int) -> str:
+    """The line of a `while` or `until` that ran its body as often as its cap allows, and ends failing."""
+    return f"{kind} stopped: its body ran {cap} times, its cap (SLASHKIT_LOOP_CAP raises it)"
+
+
+def bounded_text(steps: int) -> str:
+    """The line of a program that ran as many steps as one may, and ends failing."""
+    return f"stopped: the program ran {steps} steps, as many as one program may"
+
+
+def unparsed_text(why: str, where: str) -> str:
+    """The answer to a chain that is no program: `not run: done was expected, not the end (column 31)`."""
+    return f"not run: {one_line(why)} ({where})"
+
+
+def program_started_text(steps: int) -> str:
+    """The answer to a typed program (a line that starts with a loop or a group)."""
+    return f"the program runs (its {steps} command(s) as bash would run them)"
+
+
+def status_line(enabled: bool, where: str) -> str:
+    """The `/slash-chain` answer while a loop or a `sleep` runs: `on · until 3/10 · /fix · next /check`."""
+    return f"{'on' if enabled else 'off'} · {where}"
+
+
+NO_SAVED_CHAINS: Final = "no saved chains: write one as .slashkit/chains/<name>.md (a chain line, or a program)"
 
 
 #: The line a plugin logs when its Python helper cannot answer, and what the person gets meanwhile.

@@ -1,0 +1,217 @@
+"""A program: the syntax tree of a chain line or a saved chain's body (`slashkit.core.grammar` reads the text), as
+frozen values, and a printer back to text.
+
+The language is a small subset of bash with bash's meaning: lists joined by `;` (or a newline in a file), `&&` and
+`||`, pipelines with `|`, groups `{ LIST; }`, `while`/`until LIST; do LIST; done`, `for NAME in WORDS; do LIST;
+done`, `break`, `continue` and `sleep`. Its simple commands are the host's slash commands; a saved chain's name is
+a function call (`Call`) whose body is that chain's program (`slashkit.core.saved_chain.inlined`).
+
+Every slash command has a number, its place in the program's text (1 for the first): a chain of `&&` alone writes
+the reference's `2/3: /b` lines with it, and a loop's steps keep theirs in every iteration.
+"""
+
+from collections.abc import Callable, Iterator
+from typing import Literal
+
+import attrs
+from attrs import frozen
+
+#: The operators of an and-or list; `|` joins a pipeline, and `;` a list.
+Joint = Literal["&&", "||"]
+#: The words of the language besides slash commands.
+WORDS = frozenset({"while", "until", "for", "in", "do", "done", "break", "continue", "sleep", "{", "}"})
+
+
+@frozen
+class Command:
+    """A slash command: its name without the slash, its arguments as written (a `$NAME` or `$1` in them is filled
+    when it runs), its number in the program, and the saved chain whose file holds it (None: the typed line)."""
+
+    command: str
+    args: str
+    number: int = 0
+    by: str | None = None
+
+
+@frozen
+class Call:
+    """A saved chain called by name, as bash calls a function: its arguments fill `$1`..`$9` and `$ARGUMENTS` in its
+    body, and its last status is the call's."""
+
+    name: str
+    args: str
+    body: "Node"
+    by: str | None = None
+
+
+@frozen
+class Sleep:
+    """`sleep N`: waits this many seconds without a turn or a model request."""
+
+    seconds: int
+    written: str
+
+
+@frozen
+class Break:
+    """`break N`: leaves the N innermost loops."""
+
+    levels: int = 1
+
+
+@frozen
+class Continue:
+    """`continue N`: starts the next iteration of the Nth innermost loop."""
+
+    levels: int = 1
+
+
+@frozen
+class Pipeline:
+    """`a | b`: each command runs once the one before it ended well, with that one's output after its arguments."""
+
+    parts: "tuple[Node, ...]"
+
+
+@frozen
+class AndOr:
+    """`a && b || c`: left to right, each after the status the one before it left (bash's `&&` and `||`)."""
+
+    first: "Node"
+    rest: "tuple[tuple[Joint, Node], ...]"
+
+
+@frozen
+class Sequence:
+    """`a; b`: one after another, whatever each ended with."""
+
+    items: "tuple[Node, ...]"
+
+
+@frozen
+class Group:
+    """`{ LIST; }`: a list that operators around it treat as one command."""
+
+    body: "Node"
+
+
+@frozen
+class Loop:
+    """`while LIST; do LIST; done` (`until`: while the condition fails)."""
+
+    until: bool
+    condition: "Node"
+    body: "Node"
+
+
+@frozen
+class For:
+    """`for NAME in WORDS; do LIST; done`: the body once per word, with `$NAME` standing for it."""
+
+    name: str
+    words: tuple[str, ...]
+    body: "Node"
+
+
+Node = Command | Call | Sleep | Break | Continue | Pipeline | AndOr | Sequence | Group | Loop | For
+
+
+def commands(node: Node) -> Iterator[Command]:
+    """The slash commands of a program, in the order they are written (a called saved chain's in its place)."""
+    match node:
+        case Command():
+            yield node
+        case Call(body=body) | Group(body=body) | For(body=body):
+            yield from commands(body)
+        case Pipeline(parts=parts) | Sequence(items=parts):
+            for part in parts:
+                yield from commands(part)
+        case AndOr(first=first, rest=rest):
+            yield from commands(first)
+            for _, part in rest:
+                yield from commands(part)
+        case Loop(condition=condition, body=body):
+            yield from commands(condition)
+            yield from commands(body)
+
+
+def is_and_list(node: Node) -> bool:
+    """Tells whether a program is the reference's kind of chain: slash commands joined by `&&` alone (saved chains
+    filled in), which writes exactly the reference's lines."""
+    match node:
+        case Command():
+            return True
+        case Call(body=body):
+            return is_and_list(body)
+        case AndOr(first=first, rest=rest):
+            return is_and_list(first) and all(joint == "&&" and is_and_list(part) for joint, part in rest)
+    return False
+
+
+def printed(node: Node) -> str:
+    """The program as text, one line, as the grammar reads it back.
+
+    >>> from slashkit.core.grammar import parse
+    >>> printed(parse("until /check; do /fix a; done").unwrap())
+    'until /check; do /fix a; done'
+    """
+    match node:
+        case Command(command, args):
+            return f"/{command} {args}" if args else f"/{command}"
+        case Call(name, args):
+            return f"/{name} {args}" if args else f"/{name}"
+        case Sleep(written=written):
+            return f"sleep {written}"
+        case Break(levels) | Continue(levels):
+            word = "break" if isinstance(node, Break) else "continue"
+            return word if levels == 1 else f"{word} {levels}"
+        case Pipeline(parts):
+            return " | ".join(map(printed, parts))
+        case AndOr(first, rest):
+            return printed(first) + "".join(f" {joint} {printed(part)}" for joint, part in rest)
+        case Sequence(items):
+            return "; ".join(map(printed, items))
+        case Group(body):
+            return f"{{ {printed(body)}; }}"
+        case Loop(until, condition, body):
+            return f"{'until' if until else 'while'} {printed(condition)}; do {printed(body)}; done"
+        case For(name, words, body):
+            return f"for {name} in {' '.join(words)}; do {printed(body)}; done"
+
+
+def rebuilt(node: Node, leaf: Callable[[Node], Node]) -> Node:
+    """The program with each of its simple commands (a slash command, `sleep`, `break`, `continue`) replaced by what
+    `leaf` makes of it, in the order they are written; a called saved chain's body is rebuilt in its place."""
+
+    def build(n: Node) -> Node:
+        match n:
+            case Call(name, args, body, by):
+                return Call(name, args, build(body), by)
+            case Pipeline(parts):
+                return Pipeline(tuple(map(build, parts)))
+            case Sequence(items):
+                return Sequence(tuple(map(build, items)))
+            case AndOr(first, rest):
+                first = build(first)
+                return AndOr(first, tuple((joint, build(part)) for joint, part in rest))
+            case Group(body):
+                return Group(build(body))
+            case Loop(until, condition, body):
+                condition = build(condition)
+                return Loop(until, condition, build(body))
+            case For(name, words, body):
+                return For(name, words, build(body))
+        return leaf(n)
+
+    return build(node)
+
+
+def numbered(node: Node) -> Node:
+    """The program with its slash commands numbered from 1 in the order they are written, a called saved chain's in
+    its place (`commands`)."""
+    counter = iter(range(1, 1 << 30))
+
+    def number(n: Node) -> Node:
+        return attrs.evolve(n, number=next(counter)) if isinstance(n, Command) else n
+
+    return rebuilt(node, number)
