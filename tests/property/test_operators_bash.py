@@ -5,7 +5,6 @@ args, and the last status must be equal."""
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -58,14 +57,6 @@ class Bash:
         assert self._child.stdin is not None
         self._child.stdin.close()
         self._child.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def bash() -> Iterator[Bash]:
-    assert BASH is not None
-    shell = Bash(BASH)
-    yield shell
-    shell.close()
 
 
 def new_host() -> MemoryHost:

@@ -3,14 +3,12 @@ says; and a saved chain runs as the same text does in bash written as a shell fu
 the operators)."""
 
 import string
-from collections.abc import Iterator
 
-import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from slashkit.core.saved_chain import NAME, Problem, SavedChain, SavedFile, library, read
-from tests.property.test_operators_bash import BASH, LOSSES, WINS, WORDS, Bash, new_host
+from tests.property.test_operators_bash import LOSSES, WINS, WORDS, Bash, new_host
 
 # The reader
 
@@ -56,15 +54,6 @@ def test_a_well_formed_file_reads_back_as_written(
 #: Saved chains the typed lines may call: each calls only the ones before it (a cycle runs nothing, which bash
 #: would not end), with `$1` and `$ARGUMENTS` in both languages' spelling.
 CHAIN_NAMES = ("f1", "f2", "f3")
-
-
-@pytest.fixture(scope="module")
-def bash() -> Iterator[Bash]:
-    if BASH is None:
-        pytest.skip("bash is the oracle of this test and is not on PATH")
-    shell = Bash(BASH)
-    yield shell
-    shell.close()
 
 
 def step(callable_names: tuple[str, ...]) -> st.SearchStrategy[tuple[str, str]]:

@@ -105,8 +105,16 @@ def test_format_characters_are_not_whitespace(char: str) -> None:
     assert parse_chain(f"a{char}&& /b") == Chain(head=f"a{char}&& /b", rest=())
 
 
-def test_the_separator_the_engine_is_given_is_the_seeds_literal_with_every_operator() -> None:
-    assert SEPARATOR_JS == r"/(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/"
+def test_the_separator_the_engine_is_given_is_the_seeds_literal_with_every_operator_and_the_program_words() -> None:
+    seeds = r"\/([A-Za-z0-9_:.-]+)"
+    words = "|while|until|for|\\{|break|continue|sleep"
+    assert r"/(?:^|\s)(&&|\|\||;|\|)\s*(?:" + seeds + words + r")(?=\s|$)/" == SEPARATOR_JS
+
+
+@pytest.mark.parametrize("word", ["while", "until", "for", "{", "break", "continue", "sleep"])
+def test_a_word_that_starts_a_command_after_an_operator_holds_a_chain(word: str) -> None:
+    assert holds_chain(f"x && {word} y")
+    assert not holds_chain(f"x && {word}y")
 
 
 @pytest.mark.parametrize("op", ["&&", "||", ";", "|"])

@@ -19,4 +19,4 @@ export const FAIL_SCHEMA = {"type": "object", "properties": {"reason": {"type": 
 export const BUILTIN_TOOL = "builtin"
 export const BUILTIN_DESCRIPTION = "Runs one of this session's own built-in slash commands (such as /compact) when the user asks you to: name it in `command` (for example `compact`) and put its arguments in `args`. It is queued and runs once this turn ends, so end your turn right after the call. /model and /effort are the user's alone."
 export const BUILTIN_SCHEMA = {"type": "object", "properties": {"command": {"type": "string", "description": "The built-in's name, without the slash: compact."}, "args": {"type": "string", "description": "Its arguments, if any."}}, "required": ["command"]}
-export const SEPARATOR = /(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/
+export const SEPARATOR = /(?:^|\s)(&&|\|\||;|\|)\s*(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep)(?=\s|$)/

@@ -14,6 +14,7 @@ from slashkit.core.chain_machine import (
     ChainEnded,
     ChainTyped,
     CommandAnswer,
+    LineTyped,
     Outcome,
     PaneClosed,
     PaneOpened,
@@ -23,6 +24,7 @@ from slashkit.core.chain_machine import (
     TurnEnded,
 )
 from slashkit.core.driver import Driver
+from slashkit.core.grammar import starts_program
 from slashkit.core.policy import DEFAULT_RULE, Rule
 from slashkit.core.ports import RunOutcome
 from slashkit.core.saved_chain import NO_SAVED, Library
@@ -64,7 +66,21 @@ class Throws:
     message: str
 
 
-Script = Local | Prompt | Pane | Throws
+@frozen
+class Turns:
+    """A command whose runs go by a script of their own: its first run does the first thing listed, its second the
+    second, and every run after the list does the last (`Turns((Throws("red"), Throws("red"), Local()))` fails
+    its first two runs, then passes). For loops whose condition changes from run to run."""
+
+    scripts: tuple[Local | Prompt | Pane | Throws, ...]
+
+
+def failing_first(runs: int, message: str = "failed", then: Local | Prompt | Pane | Throws = Local()) -> Turns:
+    """A command that fails its first `runs` runs with `message`, then does `then` on every run after."""
+    return Turns((*(Throws(message) for _ in range(runs)), then))
+
+
+Script = Local | Prompt | Pane | Throws | Turns
 
 
 @frozen
@@ -240,8 +256,15 @@ class MemoryHost:
 
     def type(self, text: str, origin: str = "composer") -> None:
         """Submits a prompt (the person's, unless `origin` says who else); a `/name args` one runs that command,
-        as the engine does."""
+        as the engine does; one that opens a loop or a group runs as a program when it is one."""
         if not text.startswith("/"):
+            if starts_program(text):
+                listed = (tuple(self.builtins()), (*self.commands, CHAIN_COMMAND))
+                reply = self.handle(LineTyped(text, origin, self.enabled(), *listed, saved=self.saved))
+                if isinstance(reply, CommandAnswer):
+                    self.answers.append(reply.text)
+                    self.settle()
+                    return
             self.handle(PromptSubmitted(text, origin))
             return
         command, _, args = text[1:].partition(" ")
@@ -341,7 +364,11 @@ class MemoryHost:
         if script is None:
             done(Failure(f"Unknown command: /{command}"))
             return
-        match script.does:
+        does = script.does
+        if isinstance(does, Turns):
+            ran = sum(1 for name, _ in self.runs[:-1] if name == command)
+            does = does.scripts[min(ran, len(does.scripts) - 1)]
+        match does:
             case Throws(message):
                 done(Failure(message))
                 return
@@ -355,7 +382,7 @@ class MemoryHost:
         if script.held:
             self._held[command] = done
         else:
-            done(Success(script.does.output if isinstance(script.does, Local) else ""))
+            done(Success(does.output if isinstance(does, Local) else ""))
 
 
 def host(**commands: Command | Script) -> MemoryHost:

@@ -1,12 +1,16 @@
-"""A chain of slash commands joined by operators (`&&`, `||`, `;`, `|`): its steps, and the parser that splits
-typed arguments."""
+"""A chain of slash commands joined by operators (`&&`, `||`, `;`, `|`): its steps, the matcher a host filters typed
+arguments with, and their reading as the reference reads them."""
 
 import re
+from collections.abc import Iterator
 from typing import Final, Literal
 
 from attrs import frozen
+from returns.result import Success
 
-from slashkit.core.js_text import JS_SPACE_CLASS, js_trim
+from slashkit.core.grammar import parse
+from slashkit.core.js_text import JS_SPACE_CLASS
+from slashkit.core.program import AndOr, Call, Command, For, Group, Loop, Node, Pipeline, Sequence
 
 #: What stands between two commands: `&&` runs the next after a success, `||` after a failure, `;` always,
 #: and `|` after the command before it ended well, handing on its output (as a shell's, minus concurrency).
@@ -14,13 +18,18 @@ Operator = Literal["&&", "||", ";", "|"]
 
 #: The separator as the JavaScript literal the engine takes as a `command.run` matcher. The mod registers
 #: exactly this text; a test compiles both and checks they are one pattern.
-SEPARATOR_JS: Final = r"/(?:^|\s)(&&|\|\||;|\|)\s*\/([A-Za-z0-9_:.-]+)(?=\s|$)/"
+SEPARATOR_JS: Final = (
+    r"/(?:^|\s)(&&|\|\||;|\|)\s*(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep)(?=\s|$)/"
+)
 
-# An operator, then a slash and a command name, as a word of its own: the operator starts the text or follows
-# whitespace (`/commit a && b` keeps its text because no `/<name>` follows). `||` is tried before `|`. Written
-# with JavaScript's `\s`; `^` and `$` are the text's ends (no multiline flag), as in the reference's `&&`.
+# An operator, then a slash and a command name as a word of its own, or a word of the language that starts one
+# (`slashkit.core.grammar.STARTERS`): the operator starts the text or follows whitespace (`/commit a && b` keeps
+# its text because nothing of the sort follows). `||` is tried before `|`. Written with JavaScript's `\s`; `^` and
+# `$` are the text's ends (no multiline flag), as in the reference's `&&`. A host sends the core only a command whose
+# arguments match; the core's grammar reads them (`parse_chain`).
 SEPARATOR: Final = re.compile(
-    rf"(?:\A|{JS_SPACE_CLASS})(&&|\|\||;|\|){JS_SPACE_CLASS}*/([A-Za-z0-9_:.-]+)(?={JS_SPACE_CLASS}|\Z)"
+    rf"(?:\A|{JS_SPACE_CLASS})(&&|\|\||;|\|){JS_SPACE_CLASS}*"
+    rf"(?:/([A-Za-z0-9_:.-]+)|while|until|for|\{{|break|continue|sleep)(?={JS_SPACE_CLASS}|\Z)"
 )
 
 
@@ -54,7 +63,10 @@ class Chain:
 
 
 def parse_chain(args: str) -> Chain:
-    """Splits the arguments the engine handed the first command at each operator followed by `/<name>`.
+    """Reads the arguments a host handed the first command as the grammar does (`slashkit.core.grammar`): the
+    first command keeps its own arguments (`head`), and every command of the program after it is a step, with the
+    operator written before it. Where only `&&`, `||`, `;` and `|` stand between slash commands this is the
+    reference's reading, exactly; arguments that hold no program keep their text whole.
 
     >>> parse_chain("x && /b y").head, parse_chain("x && /b y").rest[0].name
     ('x', '/b y')
@@ -63,13 +75,32 @@ def parse_chain(args: str) -> Chain:
     >>> parse_chain("a && b")
     Chain(head='a && b', rest=())
     """
-    marks = list(SEPARATOR.finditer(args))
-    if not marks:
+    parsed = parse(f"/_ {args}")
+    if not isinstance(parsed, Success):
         return Chain(head=args, rest=())
-    ends = [m.start() for m in marks[1:]] + [len(args)]
-    spans = zip(marks, ends, strict=True)
-    rest = tuple(Step(m.group(2), js_trim(args[m.end() : end]), _operator(m.group(1))) for m, end in spans)
-    return Chain(head=js_trim(args[: marks[0].start()]), rest=rest)
+    first, *rest = written_steps(parsed.unwrap())
+    return Chain(head=first.args, rest=tuple(rest)) if rest else Chain(head=args, rest=())
+
+
+def written_steps(node: Node, op: Operator = "&&") -> Iterator[Step]:
+    """A program's slash commands as written, each with the operator written before it (`&&` for the first; the
+    first command of a loop's body: `;`)."""
+    match node:
+        case Command(command, args, _, by):
+            yield Step(command, args, op, by)
+        case Call(body=body) | Group(body=body) | For(body=body):
+            yield from written_steps(body, op)
+        case Pipeline(parts) | Sequence(items=parts):
+            joint: Operator = "|" if isinstance(node, Pipeline) else ";"
+            for n, part in enumerate(parts):
+                yield from written_steps(part, op if n == 0 else joint)
+        case AndOr(first, rest):
+            yield from written_steps(first, op)
+            for and_or, part in rest:
+                yield from written_steps(part, and_or)
+        case Loop(condition=condition, body=body):
+            yield from written_steps(condition, op)
+            yield from written_steps(body, ";")
 
 
 def _operator(text: str) -> Operator:

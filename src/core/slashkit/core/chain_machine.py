@@ -7,7 +7,6 @@ reads a clock or touches the host: `slashkit.core.session` names each step's tim
 sees, and the host carries the effects out.
 """
 
-from collections.abc import Iterator
 from typing import Final, Literal
 
 import attrs
@@ -15,8 +14,8 @@ from attrs import Factory, field, frozen
 from returns.result import Failure, Success
 
 from slashkit.core import texts
-from slashkit.core.chain import Operator, Step, holds_chain
-from slashkit.core.grammar import parse
+from slashkit.core.chain import Step, holds_chain, written_steps
+from slashkit.core.grammar import looks_like_program, parse
 from slashkit.core.interpreter import (
     Asked,
     Began,
@@ -34,7 +33,7 @@ from slashkit.core.interpreter import (
 )
 from slashkit.core.js_text import js_trim, js_trim_end
 from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, command_name
-from slashkit.core.program import AndOr, Call, Command, For, Group, Loop, Node, Pipeline, Sequence, is_and_list
+from slashkit.core.program import Command, Node, is_and_list
 from slashkit.core.saved_chain import NO_SAVED, Library, inlined, origin_of
 from slashkit.core.texts import Wait
 
@@ -164,6 +163,20 @@ class ChainTyped:
 
 
 @frozen
+class LineTyped:
+    """A prompt that starts with a word opening a compound command (`while`, `until`, `for`, `{`:
+    `slashkit.core.grammar.starts_program`) was submitted, from this origin; the rest as `ChainTyped`'s. A line
+    that parses whole as a program runs; any other is the person's prompt, and reaches the model untouched."""
+
+    text: str
+    origin: str
+    enabled: bool
+    builtins: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    saved: Library = NO_SAVED
+
+
+@frozen
 class StepRan:
     """A step's run resolved; `output` is the text it returned (handed on by a `|` after it)."""
 
@@ -253,6 +266,7 @@ class ChainCommandTyped:
 
 Event = (
     ChainTyped
+    | LineTyped
     | StepRan
     | StepFailed
     | StepDue
@@ -370,6 +384,8 @@ def on_event(state: ChainState, event: Event) -> Transition:
     match event:
         case ChainTyped():
             return _chain_typed(state, event)
+        case LineTyped():
+            return _line_typed(state, event)
         case StepRan(chain, index, output) if r is not None and r.is_step(chain, index):
             # A prompt step hands on its turn's answer, not its run's text.
             return _after_run(state, r if r.saw_prompt else attrs.evolve(r, output=output))
@@ -477,6 +493,30 @@ def _chain_typed(state: ChainState, event: ChainTyped) -> Transition:
     return _begin(state, (program, saved), (event.origin, rule), effects, "saved" if calls else "head")
 
 
+def _line_typed(state: ChainState, event: LineTyped) -> Transition:
+    """A typed line that opens a compound command runs as a program when it parses whole as one (each of its
+    commands a slash command, a saved chain or a word of the language); one that only looks like one
+    (`looks_like_program`) and does not parse is answered with where, and nothing of it runs; any other line is
+    a prompt (None: the host hands it to the model as typed)."""
+    if not event.enabled:
+        return Transition(state)
+    parsed = parse(event.text)
+    if not isinstance(parsed, Success):
+        if looks_like_program(event.text):
+            return Transition(
+                state, reply=CommandAnswer(texts.unparsed_text(parsed.failure().why, parsed.failure().where))
+            )
+        return Transition(state)
+    rule = state.rule.knowing(event.builtins, event.commands)
+    effects: tuple[Effect, ...] = ()
+    r = state.running
+    if r is not None and event.origin in PERSON:
+        cancelled = _cancel(state, r)
+        state, effects = cancelled.state, cancelled.effects
+    saved = event.saved.leaving(event.commands, rule.builtins)
+    return _begin(state, (parsed.unwrap(), saved), (event.origin, rule), effects, "line")
+
+
 def _begin(
     state: ChainState,
     written: tuple[Node, Library],
@@ -494,7 +534,7 @@ def _begin(
     filled = inlined(program, saved)
     if isinstance(filled, str):
         return Transition(state, effects, CommandAnswer(filled))
-    steps = tuple(_written(filled, "&&"))
+    steps = tuple(written_steps(filled))
     unrunnable = None if rule.chained else next((s for s in steps if command_name(s.command) in rule.builtins), None)
     if unrunnable is not None:
         # The host runs a built-in only from the person's own prompt: such a chain cannot run as typed, so none of it.
@@ -519,26 +559,6 @@ def _begin(
         typed = Step(typed.command, program.args if isinstance(program, Command) else "")
         return attrs.evolve(moved, reply=CommandAnswer(texts.saved_started_text(typed, len(steps))))
     return attrs.evolve(moved, reply=CommandAnswer(texts.program_started_text(len(steps))))
-
-
-def _written(node: Node, op: Operator) -> Iterator[Step]:
-    """The program's slash commands as written, each with the operator written before it (`&&` for the first)."""
-    match node:
-        case Command(command, args, _, by):
-            yield Step(command, args, op, by)
-        case Call(body=body) | Group(body=body) | For(body=body):
-            yield from _written(body, op)
-        case Pipeline(parts) | Sequence(items=parts):
-            joint: Operator = "|" if isinstance(node, Pipeline) else ";"
-            for n, part in enumerate(parts):
-                yield from _written(part, op if n == 0 else joint)
-        case AndOr(first, rest):
-            yield from _written(first, op)
-            for and_or, part in rest:
-                yield from _written(part, and_or)
-        case Loop(condition=condition, body=body):
-            yield from _written(condition, op)
-            yield from _written(body, ";")
 
 
 def _is_step(r: Running | None, args: str) -> bool:
@@ -617,7 +637,7 @@ def _go_on(
             tally = tally.passed(1) if isinstance(line, Passed) else tally
         match advanced.next:
             case Finished(status):
-                clean = tally.failed == 0 and tally.skipped == 0
+                clean = tally.failed == 0 and tally.skipped == 0 and status == "success"
                 total = tally.succeeded
                 end = texts.done_text(total) if clean else texts.ended_text(total, tally.failed, tally.skipped)
                 ended = ChainEnded(r.chain, Outcome(status, False, tally))

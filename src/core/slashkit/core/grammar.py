@@ -59,6 +59,7 @@ _NAME: Final = re.compile(r"[A-Za-z0-9_:.-]+")
 _VARIABLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DURATION: Final = re.compile(r"([0-9]{1,6})([smh]?)")
 _NUMBER: Final = re.compile(r"[1-9][0-9]{0,2}")
+_FOR_HEAD: Final = re.compile(rf"[A-Za-z_][A-Za-z0-9_]*[{JS_WHITESPACE}]+in(?:[{JS_WHITESPACE};]|$)")
 _UNITS: Final = {"": 1, "s": 1, "m": 60, "h": 3600}
 
 
@@ -111,6 +112,24 @@ def starts_program(text: str) -> bool:
     so it is worth parsing as a program before it is taken as a prompt."""
     head = text.lstrip(JS_WHITESPACE)
     return any(head.startswith(word) and _ends_word(head, len(word)) for word in OPENERS)
+
+
+def looks_like_program(text: str) -> bool:
+    """Tells whether a typed line that does not parse was still meant as a program, so it is answered with where
+    it went wrong rather than handed to the model: its opening word is followed by a slash command (`while /a`,
+    `{ /a`), or `for` by a name and `in`.
+
+    >>> looks_like_program("until /check; do /fix"), looks_like_program("while you are at it, fix it; done")
+    (True, False)
+    """
+    head = text.lstrip(JS_WHITESPACE)
+    word = next((w for w in OPENERS if head.startswith(w) and _ends_word(head, len(w))), None)
+    if word is None:
+        return False
+    rest = head[len(word) :].lstrip(JS_WHITESPACE)
+    if word == "for":
+        return _FOR_HEAD.match(rest) is not None
+    return rest.startswith("/")
 
 
 def _ends_word(text: str, at: int) -> bool:

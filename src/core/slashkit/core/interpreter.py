@@ -378,15 +378,17 @@ class _Walker:
 
     def _iteration(self, body: Node) -> Generator[Line | Asked | Napping, Status | None, tuple[Status, bool]]:
         """Runs a loop's body once: its status, and whether a `break` left the loop (`break` and `continue` leave
-        a status of success, as bash's do; `break 2` is the next loop's to take)."""
+        a status of success, as bash's do; `break 2` is the loop around this one's to take, and the outermost loop
+        takes whatever is left, as in bash)."""
+        outer = len(self.loops) > 1
         try:
             return (yield from self.run(body, ";")), False
         except _Break as jump:
-            if jump.levels > 1:
+            if jump.levels > 1 and outer:
                 raise _Break(jump.levels - 1) from None
             return "success", True
         except _Continue as jump:
-            if jump.levels > 1:
+            if jump.levels > 1 and outer:
                 raise _Continue(jump.levels - 1) from None
             return "success", False
 

@@ -170,7 +170,7 @@ def printed(node: Node) -> str:
         case AndOr(first, rest):
             return printed(first) + "".join(f" {joint} {printed(part)}" for joint, part in rest)
         case Sequence(items):
-            return "; ".join(map(printed, items))
+            return " ; ".join(map(printed, items))
         case Group(body):
             return f"{{ {printed(body)}; }}"
         case Loop(until, condition, body):

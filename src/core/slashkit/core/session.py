@@ -149,6 +149,7 @@ class SavedAsked:
 
 Event = (
     m.ChainTyped
+    | m.LineTyped
     | m.ChainCommandTyped
     | m.FailCalled
     | m.PromptHanded
@@ -602,9 +603,9 @@ def _chains_moved(session: Session, moved: m.Transition) -> Moved:
     effects: list[Effect] = []
     for effect in moved.effects:
         match effect:
-            case m.StartTimer():
+            case m.StartTimer(ms=ms):
                 session, token = session.hold(effect)
-                effects.append(After(0, token))
+                effects.append(After(ms, token))
             case m.RunStep(command=command, args=args):
                 session, token = session.hold(effect)
                 effects.append(Run(command, args, token))
@@ -614,9 +615,12 @@ def _chains_moved(session: Session, moved: m.Transition) -> Moved:
                 effects.extend((effect, Progress(None)))
     now = session.chains.running
     if now is not None and (before is None or not before.is_step(now.chain, now.index)):
-        after = now.left[0] if now.left else None
-        progress = Progress(texts.progress_text(now.index, now.total, now.step, after))
-        effects.extend((StepStarted(now.chain, now.index, now.total, now.step), progress))
+        effects.append(StepStarted(now.chain, now.number, now.total, now.step))
+    if now is not None and now is not before:
+        # Where the program stands shows as it moves on, and as a `sleep` counts down.
+        shown = m.progress(now)
+        if before is None or not before.is_step(now.chain, now.index) or shown != m.progress(before):
+            effects.append(Progress(shown))
     reply: Reply
     match moved.reply:
         case m.RunHead(args=args):

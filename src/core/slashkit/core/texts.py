@@ -370,7 +370,7 @@ def unparsed_text(why: str, where: str) -> str:
 
 def program_started_text(steps: int) -> str:
     """The answer to a typed program (a line that starts with a loop or a group)."""
-    return f"the program runs (its {steps} command(s) as bash would run them)"
+    return f"a program of {steps} command(s) runs"
 
 
 def status_line(enabled: bool, where: str) -> str:
