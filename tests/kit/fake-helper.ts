@@ -10,7 +10,7 @@
  */
 import type { Args, On } from 'claude-code'
 import { mock, type MockClock } from 'claude-code/testing'
-import { EVENT_PATH, EXIT_PATH, VERSION } from '../hooks/wire.js'
+import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, VERSION } from '../hooks/wire.js'
 
 /** Where the n-th helper started says it listens. */
 export function socket(n: number): string {
@@ -29,7 +29,7 @@ export const TYPED = { origin: { kind: 'composer' }, presentation: { isFullscree
 
 export type { Effect } from '../hooks/bridge.js'
 import type { Effect, WireReply } from '../hooks/bridge.js'
-export { VERSION }
+export { MAX_FORECAST_DEPTH, VERSION }
 
 /** A bridge answer; what is left out is filled in (the next version, no wants, no reply, no effects). */
 export type Answer = { version?: number; wants?: string[]; reply?: WireReply | null; effects?: Effect[] }

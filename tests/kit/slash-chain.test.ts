@@ -20,6 +20,7 @@ import {
   commandAnswer,
   toolAnswer,
   typed,
+  MAX_FORECAST_DEPTH,
   VERSION,
 } from './fake-helper.js'
 
@@ -186,6 +187,24 @@ describe('event forwarding', () => {
       { event: 'PromptSubmitted', e: { text: 'next', origin: 'sdk' } },
     ])
     expect(fake.spawned).toHaveLength(1)
+  })
+
+  test('a prompt that opens a loop goes to the helper, and is dropped with its line when it is a program', async ($, on) => {
+    const fake = fakeHelper(on)
+    const started = 'a program of 2 command(s) runs'
+    fake.answer = sent => (sent.event === 'LineTyped' && String((sent.e as { text: unknown }).text).startsWith('until') ? { reply: commandAnswer(started) } : {})
+    await $.session.start(START)
+
+    const program = await $.prompt.submit({ text: 'until /check; do /fix; done', wait: false, origin: { kind: 'composer' } })
+    const prose = await $.prompt.submit({ text: 'while you are at it, fix the typo', wait: false, origin: { kind: 'composer' } })
+    await $.prompt.submit({ text: 'hello', wait: false, origin: { kind: 'composer' } })
+
+    expect(program).toEqual({ drop: started })
+    expect('drop' in prose).toBe(false)
+    expect(fake.sent.map(sent => [sent.event, (sent.e as { text?: unknown }).text])).toEqual([
+      ['LineTyped', 'until /check; do /fix; done'],
+      ['LineTyped', 'while you are at it, fix the typo'],
+    ])
   })
 
   test('a prompt or an answer of megabytes goes to the helper cut to its first 64 Ki characters', async ($, on) => {
@@ -695,7 +714,7 @@ describe('fail-safe', () => {
     ['a timer whose forecast is not a list', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'after', ms: 0, token: 1, fires: 5 }] }) }, `not bridge version ${VERSION}`],
     ['a run whose token is not a number', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'run', command: 'a', args: '', token: 'x' }] }) }, `not bridge version ${VERSION}`],
     ['a run whose forecast holds null', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [{ kind: 'run', command: 'a', args: '', token: 1, then: [null] }] }) }, `not bridge version ${VERSION}`],
-    ['forecasts nested deeper than the helper makes them', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [deeplyForeseen(40)] }) }, `not bridge version ${VERSION}`],
+    ['forecasts nested deeper than the helper makes them', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: null, effects: [deeplyForeseen(MAX_FORECAST_DEPTH + 8)] }) }, `not bridge version ${VERSION}`],
     ['a run reply without args', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [], reply: { kind: 'run.typed', args: 12, token: null }, effects: [] }) }, `not bridge version ${VERSION}`],
     ['wants that are not names', { status: 200, text: JSON.stringify({ v: VERSION, version: 1, wants: [{}], reply: null, effects: [] }) }, `not bridge version ${VERSION}`],
   ]

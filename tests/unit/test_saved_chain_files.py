@@ -1,4 +1,5 @@
-"""A saved chain's file (issue 28): front matter and a program (one chain line, or several lines); every file that is none is one line naming it
+"""A saved chain's file (issue 28): front matter and a program;
+every file that is none is one line naming it
 and why, and the others still work."""
 
 import pytest
@@ -32,7 +33,7 @@ def test_a_file_without_front_matter_is_its_chain_line() -> None:
         (b"\n  \n", "ship.md", "saved chain /p/ship.md: its body is empty; a saved chain holds at least one command"),
         (b"---\ndescription: x\n---\n", "ship.md", "its body is empty"),
         (b"/a\n\ndone", "ship.md", "saved chain /p/ship.md:3: a command was expected, not 'done'; nothing of it runs"),
-        (b"\n\n/a && until /b\n", "ship.md", "saved chain /p/ship.md:3: do was expected, not the end; nothing of it runs"),
+        (b"\n\n/a && until /b\n", "ship.md", "ship.md:3: do was expected, not the end; nothing of it runs"),
         (b"greet Bob", "ship.md", "saved chain /p/ship.md:1: a command was expected, not 'greet'; nothing of it runs"),
         (b"/ greet", "ship.md", "'/' is no slash command"),
         (b"while /a; do\n  break 2 x\ndone", "ship.md", "ship.md:2: done was expected, not 'x'"),

@@ -6,7 +6,8 @@ export const EXIT_PATH = "/v1/exit"
 export const STEP_OUTPUT = "StepOutput"
 export const MAX_TEXT = 65536
 export const MAX_BODY = 1048576
-export const MAX_FORECAST_DEPTH = 32
+export const MAX_FORECAST_DEPTH = 64
+export const PROGRAM_START = "^\\s*(?:while|until|for|\\{)(?=\\s|;|$)"
 export const EVENTS = ["BuiltinAsked", "ChainCommandTyped", "ChainTyped", "ControlAnswered", "FailCalled", "LineTyped", "PaneClosed", "PaneOpened", "PromptHanded", "PromptSubmitted", "RunEnded", "SavedAsked", "SessionStarted", "SkillAnswered", "TimerFired", "ToolDescribed", "TurnEnded", "WhoamiAnswered"] as const
 export const EFFECT_KINDS = ["after", "invalidate", "log", "progress", "run", "save.builtin", "save.enabled", "toast"] as const
 export const REPLY_KINDS = ["command.answer", "control", "deny", "description", "prompt", "run.typed", "saved", "skill", "tool.answer", "whoami"] as const

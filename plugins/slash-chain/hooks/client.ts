@@ -16,6 +16,7 @@ import {
   MAX_BODY,
   MAX_FORECAST_DEPTH,
   MAX_TEXT,
+  PROGRAM_START,
   READY,
   REPLY_KINDS,
   STEP_OUTPUT,
@@ -231,6 +232,16 @@ function linkOf(host: Host): Link {
  */
 export function bounded(text: string): string {
   return text.slice(0, MAX_TEXT)
+}
+
+const programStart = new RegExp(PROGRAM_START)
+
+/**
+ * Whether a prompt opens a loop or a group (`while`, `until`, `for`, `{`: slashkit.core.grammar.PROGRAM_START), so
+ * it goes to the core (`LineTyped`) to run as a program if it is one; a longer one than the core reads is a prompt.
+ */
+export function opensProgram(text: string): boolean {
+  return text.length <= MAX_TEXT && programStart.test(text)
 }
 
 /**

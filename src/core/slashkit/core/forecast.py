@@ -35,8 +35,11 @@ from slashkit.core.session import (
 
 #: Called with each token a forecast was made for; the helper records the version it holds for.
 Held = Callable[[int], None]
-#: How many moves ahead a forecast looks: a chain's step is two (its timer fires, its run ends), so 16 steps.
-MAX_AHEAD: Final = 32
+#: How many moves ahead a forecast looks: a chain's step is two (its timer fires, its run ends), so 32 steps. Plain
+#: `claude -p` exits when its queue is empty after a command ended, so a run of local commands goes on only as far as
+#: the forecast reaches: at 16 steps, a `while` of local commands stopped in its ninth iteration (measured on
+#: Claude Code 2.1.328); 64 moves nest well within the recursion limit.
+MAX_AHEAD: Final = 64
 
 
 def foreseen(moved: Moved, held: Held) -> Moved:

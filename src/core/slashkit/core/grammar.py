@@ -54,6 +54,9 @@ STARTERS: Final = ("while", "until", "for", "{", "break", "continue", "sleep")
 #: The words that open a compound command at the start of a typed line: such a line is a program only when it
 #: parses whole as one; any other line is the person's prompt.
 OPENERS: Final = ("while", "until", "for", "{")
+#: `starts_program` as the source of a JavaScript RegExp, for a host's shim to test a prompt before it asks the helper
+#: (so a prompt that opens no program never starts Python).
+PROGRAM_START: Final = r"^\s*(?:while|until|for|\{)(?=\s|;|$)"
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_:.-]+")
 _VARIABLE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

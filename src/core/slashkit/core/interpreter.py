@@ -12,6 +12,7 @@ each command's status: success when it ended well, failure when it did not, None
 from running (it then keeps the last status, as a command an operator skips does).
 """
 
+import functools
 import re
 from collections.abc import Generator, Iterator
 from typing import Final, Literal
@@ -159,6 +160,12 @@ class Advanced:
     seen: int
 
 
+#: How many states' next moves are remembered: a move is asked for again and again (the status area's "next", a
+#: forecast of the moves ahead, the move itself), and each is a replay of the program as far as it ran.
+REMEMBERED: Final = 512
+
+
+@functools.lru_cache(maxsize=REMEMBERED)
 def advance(run: Run) -> Advanced:
     """Runs the program as far as its statuses go, then on to the next command or wait, or to its end.
 

@@ -8,6 +8,9 @@ a function call (`Call`) whose body is that chain's program (`slashkit.core.save
 
 Every slash command has a number, its place in the program's text (1 for the first): a chain of `&&` alone writes
 the reference's `2/3: /b` lines with it, and a loop's steps keep theirs in every iteration.
+
+Each node keeps its hash once made (`cache_hash`): the interpreter's moves are remembered by their state, whose
+program is hashed at every move.
 """
 
 from collections.abc import Callable, Iterator
@@ -22,7 +25,7 @@ Joint = Literal["&&", "||"]
 WORDS = frozenset({"while", "until", "for", "in", "do", "done", "break", "continue", "sleep", "{", "}"})
 
 
-@frozen
+@frozen(cache_hash=True)
 class Command:
     """A slash command: its name without the slash, its arguments as written (a `$NAME` or `$1` in them is filled
     when it runs), its number in the program, and the saved chain whose file holds it (None: the typed line)."""
@@ -33,7 +36,7 @@ class Command:
     by: str | None = None
 
 
-@frozen
+@frozen(cache_hash=True)
 class Call:
     """A saved chain called by name, as bash calls a function: its arguments fill `$1`..`$9` and `$ARGUMENTS` in its
     body, and its last status is the call's."""
@@ -44,7 +47,7 @@ class Call:
     by: str | None = None
 
 
-@frozen
+@frozen(cache_hash=True)
 class Sleep:
     """`sleep N`: waits this many seconds without a turn or a model request."""
 
@@ -52,28 +55,28 @@ class Sleep:
     written: str
 
 
-@frozen
+@frozen(cache_hash=True)
 class Break:
     """`break N`: leaves the N innermost loops."""
 
     levels: int = 1
 
 
-@frozen
+@frozen(cache_hash=True)
 class Continue:
     """`continue N`: starts the next iteration of the Nth innermost loop."""
 
     levels: int = 1
 
 
-@frozen
+@frozen(cache_hash=True)
 class Pipeline:
     """`a | b`: each command runs once the one before it ended well, with that one's output after its arguments."""
 
     parts: "tuple[Node, ...]"
 
 
-@frozen
+@frozen(cache_hash=True)
 class AndOr:
     """`a && b || c`: left to right, each after the status the one before it left (bash's `&&` and `||`)."""
 
@@ -81,21 +84,21 @@ class AndOr:
     rest: "tuple[tuple[Joint, Node], ...]"
 
 
-@frozen
+@frozen(cache_hash=True)
 class Sequence:
     """`a; b`: one after another, whatever each ended with."""
 
     items: "tuple[Node, ...]"
 
 
-@frozen
+@frozen(cache_hash=True)
 class Group:
     """`{ LIST; }`: a list that operators around it treat as one command."""
 
     body: "Node"
 
 
-@frozen
+@frozen(cache_hash=True)
 class Loop:
     """`while LIST; do LIST; done` (`until`: while the condition fails)."""
 
@@ -104,7 +107,7 @@ class Loop:
     body: "Node"
 
 
-@frozen
+@frozen(cache_hash=True)
 class For:
     """`for NAME in WORDS; do LIST; done`: the body once per word, with `$NAME` standing for it."""
 

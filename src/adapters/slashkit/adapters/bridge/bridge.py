@@ -31,6 +31,8 @@ ORDER_WAIT_S = 2.0
 MAX_SEQ_AHEAD = 1024
 #: The names a person adds to the built-ins anyone may run, from their own shell (slashkit.core.policy.rule_for).
 ALLOW_VARIABLE = "SLASHKIT_ALLOW"
+#: How many times a person lets a `while` or `until` run its body, from their own shell (policy.rule_for).
+LOOP_CAP_VARIABLE = "SLASHKIT_LOOP_CAP"
 #: Set by a slashkit harness (the Agent SDK host) in the environment of the Claude Code it drives: the text it
 #: sends is its chain's steps, never the person's typing, and never a chain of its own.
 HARNESS_VARIABLE = "SLASHKIT_HARNESS"
@@ -38,7 +40,7 @@ HARNESS_VARIABLE = "SLASHKIT_HARNESS"
 
 #: The events that carry the saved chains, which the helper reads from disk as each comes (a file the person just
 #: wrote counts at once).
-SAVED_EVENTS = (m.ChainTyped, m.ChainCommandTyped, s.SavedAsked)
+SAVED_EVENTS = (m.ChainTyped, m.LineTyped, m.ChainCommandTyped, s.SavedAsked)
 
 
 class LateEvent(Exception):
@@ -62,7 +64,8 @@ class Bridge:
         (`SLASHKIT_HARNESS`, which the Agent SDK host sets for its Claude Code) is not typed by the person. The
         session's lich variables say whether self-commands may start. `saved` reads the saved chains, with each event
         that carries them (`SAVED_EVENTS`): the shim never sends them."""
-        rule = rule_for(HOSTS[host], env.get(ALLOW_VARIABLE), bool(env.get(HARNESS_VARIABLE)))
+        harness = bool(env.get(HARNESS_VARIABLE))
+        rule = rule_for(HOSTS[host], env.get(ALLOW_VARIABLE), harness, env.get(LOOP_CAP_VARIABLE))
         lich = (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"))
         self.state = s.opened(rule, fail_tool or texts.FAIL_TOOL_ID, lich)
         self._turn = threading.Condition()

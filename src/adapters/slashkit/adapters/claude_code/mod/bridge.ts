@@ -23,7 +23,7 @@ import {
 } from './host.js'
 
 export type { Answer, Effect, Reply, WireReply } from './client.js'
-export { ask, bounded, boundedInput, messageOf, prepare, wanted } from './client.js'
+export { ask, bounded, boundedInput, messageOf, opensProgram, prepare, wanted } from './client.js'
 
 /** The longest wait for the private environment to be made (a venv, and slashkit built into it from its source). */
 const MAKE_TIMEOUT_MS = 10 * 60 * 1000

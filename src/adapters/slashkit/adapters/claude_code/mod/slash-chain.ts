@@ -14,6 +14,7 @@ import {
   enabled,
   host,
   messageOf,
+  opensProgram,
   prepare,
   serveRuns,
   skillRefused,
@@ -107,6 +108,22 @@ async function chainTyped($: EngineInterface, e: Args<'command.run'>, next: Next
   await answer.ticket.resolved(result.text ?? '')
   await drain()
   return result
+}
+
+/**
+ * A prompt that opens a loop or a group (`until /check; do /fix; done`) goes to the core (`LineTyped`): a program
+ * runs from timers, as a saved chain's steps do, and the prompt is dropped with the core's line; anything else (a
+ * prompt that only starts with `while`) is the person's prompt, and goes on as typed (undefined).
+ */
+async function lineTyped($: EngineInterface, e: Args<'prompt.submit'>): Promise<{ drop: string } | undefined> {
+  prepare(host($))
+  const [setting, names] = await Promise.all([enabled($), listed($)])
+  const origin = (e.origin as { kind?: string } | undefined)?.kind ?? ''
+  const reply = (await ask(host($), 'LineTyped', { text: e.text, origin, enabled: setting, ...names }))?.reply
+  if (reply?.kind !== 'command.answer') return undefined
+  // `claude -p` ends once its queue is empty: the program's first step is queued before the prompt is dropped.
+  await drain()
+  return { drop: reply.text }
 }
 
 export const register: Register = on => {
@@ -209,6 +226,10 @@ export const register: Register = on => {
   })
 
   on('prompt.submit', async ($, e, next) => {
+    if (e.command === undefined && e.isMeta !== true && opensProgram(e.text)) {
+      const dropped = await lineTyped($, e)
+      if (dropped !== undefined) return dropped
+    }
     if (wanted('PromptSubmitted')) {
       const origin = (e.origin as { kind?: string } | undefined)?.kind ?? ''
       await ask(host($), 'PromptSubmitted', { text: bounded(e.text), origin })

@@ -1,0 +1,146 @@
+"""Programs (issue 33) in the real Claude Code 2.1.328, plain `claude -p` and offline: a typed `until` decided by the
+model's fail tool, a saved `for` loop over several lines with `/compact` in its body, a `while` stopped by its cap,
+`for ... || break`, and a prompt that only starts with `while`, as the person sees them (the plugin's transcript
+lines) and as the model is handed them (the scripted model server)."""
+
+from pathlib import Path
+
+import pytest
+
+from slashkit.adapters.claude_code.plugins import plugin_dir
+from tests.support.claude_cli import RunResult, run_print, ui_log_texts, validate
+from tests.support.model_server import ModelServer, Turn, text, tool_use
+
+pytestmark = pytest.mark.engine
+
+FAIL = tool_use("mcp__slash-chain__fail", {"reason": "the build is still red"})
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = plugin_dir("slash-chain", tmp_path_factory.mktemp("marketplace"))
+    checked = validate(folder)
+    assert checked.ok, checked.describe()
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project with two commands that hand the model a prompt (`/check`, `/fix`) and one saved chain, `each`, a
+    `for` loop over its arguments written over several lines, with `/compact` in its body."""
+    folder = tmp_path / "project"
+    commands = folder / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "check.md").write_text("---\ndescription: Checks the build\n---\nCheck the build: $ARGUMENTS\n")
+    (commands / "fix.md").write_text("---\ndescription: Fixes the build\n---\nFix the build: $ARGUMENTS\n")
+    chains = folder / ".slashkit" / "chains"
+    chains.mkdir(parents=True)
+    (chains / "each.md").write_text(
+        "---\ndescription: Fixes each part with a fresh context\n---\n"
+        "# a fresh context after each part\nfor part in $ARGUMENTS\ndo\n  /fix $part\n  /compact\ndone\n"
+    )
+    return folder
+
+
+def lines(result: RunResult) -> list[str]:
+    return ui_log_texts(result.events, "slash-chain")
+
+
+def prompts(model: ModelServer) -> list[str]:
+    return [r.last_user_text() for r in model.main_requests]
+
+
+def run(line: str, plugin: Path, project: Path, tmp_path: Path, script: list[Turn]) -> tuple[RunResult, list[str]]:
+    with ModelServer(script) as model:
+        result = run_print(line, [plugin], project, model, isolation=tmp_path / "iso", timeout=150)
+    return result, prompts(model)
+
+
+def test_a_typed_until_runs_its_body_while_the_model_fails_the_condition(
+    plugin: Path, project: Path, tmp_path: Path
+) -> None:
+    script: list[Turn] = [FAIL, text("Still red."), text("Fixed a."), FAIL, text("Still red."), text("Fixed b.")]
+    script.append(text("Green."))
+
+    result, handed = run("until /check; do /fix; done", plugin, project, tmp_path, script)
+
+    assert lines(result) == [
+        "until 1/10",
+        "1/2: /check",
+        "/check failed: the model reported it failed: the build is still red",
+        "2/2: /fix",
+        "until 2/10",
+        "1/2: /check",
+        "/check failed: the model reported it failed: the build is still red",
+        "2/2: /fix",
+        "until 3/10",
+        "1/2: /check",
+        "ended: 3 succeeded, 2 failed, 0 skipped",
+    ], result.describe()
+    assert ["Check the build" in p for p in handed] == [True, False, False, True, False, False, True], handed
+    assert ["Fix the build" in p for p in handed] == [False, False, True, False, False, True, False], handed
+    assert "after a failure /fix runs next" in handed[0]
+
+
+def test_a_saved_for_loop_over_several_lines_compacts_once_per_iteration(
+    plugin: Path, project: Path, tmp_path: Path
+) -> None:
+    result, handed = run("/each api ui", plugin, project, tmp_path, [text("Fixed api."), text("Fixed ui.")])
+
+    assert lines(result) == [
+        "for 1/2: api",
+        "1/2: /fix api",
+        "2/2: /compact",
+        "for 2/2: ui",
+        "1/2: /fix ui",
+        "2/2: /compact",
+        "all 4 command(s) ran",
+    ], result.describe()
+    assert len(handed) == 2, handed
+    assert "Fix the build: api" in handed[0], handed
+    assert "Fix the build: ui" in handed[1], handed
+    compactions = [e for e in result.events if e.get("subtype") == "compact_boundary"]
+    assert len(compactions) == 2, result.describe()
+
+
+def test_a_while_whose_condition_always_passes_stops_at_its_cap(plugin: Path, project: Path, tmp_path: Path) -> None:
+    result, handed = run("while /context; do /context; done", plugin, project, tmp_path, [])
+
+    shown = lines(result)
+    assert shown.count("1/2: /context") == 10, shown
+    assert shown.count("2/2: /context") == 10
+    assert shown[-2:] == [
+        "while stopped: its body ran 10 times, its cap (SLASHKIT_LOOP_CAP raises it)",
+        "ended: 20 succeeded, 0 failed, 0 skipped",
+    ], result.describe()
+    assert handed == []
+
+
+def test_a_for_loop_breaks_at_the_first_word_whose_step_fails(plugin: Path, project: Path, tmp_path: Path) -> None:
+    script: list[Turn] = [text("Fixed a."), FAIL, text("Could not fix b.")]
+
+    result, handed = run("for w in a b c; do /fix $w || break; done", plugin, project, tmp_path, script)
+
+    assert lines(result) == [
+        "for 1/3: a",
+        "1/1: /fix a",
+        "for 2/3: b",
+        "1/1: /fix b",
+        "/fix failed: the model reported it failed: the build is still red",
+        "ended: 1 succeeded, 1 failed, 0 skipped",
+    ], result.describe()
+    assert "Fix the build: a" in handed[0], handed
+    assert "Fix the build: b" in handed[1], handed
+    assert len(handed) == 3  # the third: the fail tool's answer, after which the model ends its turn
+
+
+def test_a_prompt_that_only_starts_with_while_reaches_the_model_untouched(
+    plugin: Path, project: Path, tmp_path: Path
+) -> None:
+    prompt = "while you are at it, fix the typo; do not touch the tests; done means green"
+
+    result, handed = run(prompt, plugin, project, tmp_path, [text("Done.")])
+
+    assert len(handed) == 1, result.describe()
+    assert handed[0].split("</system-reminder>")[-1].strip() == prompt, handed
+    assert lines(result) == []
