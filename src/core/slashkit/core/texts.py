@@ -98,14 +98,35 @@ def breaks_line(text: str) -> bool:
 #: shows; past it the text is cut and ends with an ellipsis, so a huge call is never echoed into a context.
 MAX_SHOWN: Final = 200
 
+#: The most characters each text of a call of slashkit's tools may hold (the fail tool's `reason`, the self-command
+#: tool's `command` and `args`): they are echoed into the answer the model reads and into the person's lines, and a
+#: /compact's instructions or a reason in one sentence are far shorter. Past it a self-command is refused whole, never
+#: cut: a cut instruction is one the model did not give (a 1 MiB one left omp 18.2.3 spinning, issue 34).
+MAX_TOOL_TEXT: Final = 4_000
+
+
+#: A code point no text holds: half of a UTF-16 pair, alone (a Python string decoded from JSON keeps a pair whole as
+#: one code point, so any of these in one is alone). Written out, it becomes U+FFFD or fails to encode.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def is_text(text: str) -> bool:
+    """Tells whether a string is valid text: it holds no lone surrogate.
+
+    >>> is_text("keep the plan \U0001f600"), is_text("keep \\ud800")
+    (True, False)
+    """
+    return _SURROGATE.search(text) is None
+
 
 def shown(text: str) -> str:
-    """`text` as a line or an answer shows it: one line (`one_line`), cut to MAX_SHOWN characters with `…`.
+    """`text` as a line or an answer shows it: one line (`one_line`), a lone surrogate written as its escape (no
+    screen can show one), cut to MAX_SHOWN characters with `…`.
 
-    >>> shown("compact keep the plan"), len(shown("x" * 10_000))
-    ('compact keep the plan', 200)
+    >>> shown("compact keep the plan"), len(shown("x" * 10_000)), shown("x\\udc80")
+    ('compact keep the plan', 200, 'x\\\\udc80')
     """
-    text = one_line(text)
+    text = _SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", one_line(text))
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
@@ -349,6 +370,8 @@ class Key(Enum):
     DENY_NOT_ALLOWED = "deny_not_allowed"
     DENY_CHAINED = "deny_chained"
     DENY_LINE_BREAK = "deny_line_break"
+    DENY_NOT_TEXT = "deny_not_text"
+    DENY_TOO_LONG = "deny_too_long"
     DENY_ONE_QUEUED = "deny_one_queued"
     DENY_SWITCHED_OFF = "deny_switched_off"
     LOG_QUEUED = "log_queued"
@@ -397,6 +420,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         Key.DENY_LINE_BREAK: (
             "/{name} was not run: its arguments hold a line break, and only one line runs as a command. Give them "
             "on one line."
+        ),
+        Key.DENY_NOT_TEXT: (
+            "/{name} was not run: its name or arguments hold a lone surrogate (\\ud800-\\udfff), which is not text "
+            "and would reach the command as \ufffd. Give them as plain text."
+        ),
+        Key.DENY_TOO_LONG: (
+            "/{name} was not run: its arguments are {length} characters, over the {limit} a queued command may hold. "
+            "Give shorter ones."
         ),
         Key.DENY_ONE_QUEUED: (
             "/{name} was not queued: {queued} is already queued, and one command runs per turn. End the turn now."
@@ -450,6 +481,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "/{name} não foi executado: os argumentos contêm uma quebra de linha, e só uma linha roda como comando. "
             "Informe-os numa linha só."
         ),
+        Key.DENY_NOT_TEXT: (
+            "/{name} não foi executado: o nome ou os argumentos contêm um surrogate isolado (\\ud800-\\udfff), que "
+            "não é texto e chegaria ao comando como \ufffd. Informe-os como texto simples."
+        ),
+        Key.DENY_TOO_LONG: (
+            "/{name} não foi executado: os argumentos têm {length} caracteres, acima dos {limit} que um comando na "
+            "fila pode ter. Informe argumentos mais curtos."
+        ),
         Key.DENY_ONE_QUEUED: (
             "/{name} não entrou na fila: {queued} já está na fila, e roda um comando por turno. Encerre o turno agora."
         ),
@@ -488,6 +527,13 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         ),
         Key.DENY_CHAINED: "/{name} 没有运行：它的参数里还有其他命令，只有用户可以串联命令。请只把 /{name} 单独排队。",
         Key.DENY_LINE_BREAK: "/{name} 没有运行：它的参数里有换行，而只有一行会作为命令运行。请把参数写在一行里。",
+        Key.DENY_NOT_TEXT: (
+            "/{name} 没有运行：它的名称或参数里有单独的代理项（\\ud800-\\udfff），这不是文本，会以 \ufffd 到达命令。"
+            "请用普通文本给出。"
+        ),
+        Key.DENY_TOO_LONG: (
+            "/{name} 没有运行：它的参数有 {length} 个字符，超过了排队命令可容纳的 {limit} 个。请给出更短的参数。"
+        ),
         Key.DENY_ONE_QUEUED: "/{name} 没有排队：{queued} 已在队列中，每轮只运行一个命令。请现在结束本轮。",
         Key.DENY_SWITCHED_OFF: "/{name} 没有运行：用户已关闭你可以排队的命令。请让用户自己输入 /{name}。",
         Key.LOG_QUEUED: "模型已将 {queued} 排队；它将在本轮结束后运行（/slash-chain stop 可取消）",
@@ -536,6 +582,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         Key.DENY_LINE_BREAK: (
             "/{name} no se ejecutó: sus argumentos contienen un salto de línea, y solo una línea se ejecuta como "
             "comando. Dalos en una sola línea."
+        ),
+        Key.DENY_NOT_TEXT: (
+            "/{name} no se ejecutó: su nombre o sus argumentos contienen un sustituto suelto (\\ud800-\\udfff), que "
+            "no es texto y llegaría al comando como \ufffd. Dalos como texto simple."
+        ),
+        Key.DENY_TOO_LONG: (
+            "/{name} no se ejecutó: sus argumentos tienen {length} caracteres, más de los {limit} que puede tener un "
+            "comando en cola. Dalos más cortos."
         ),
         Key.DENY_ONE_QUEUED: (
             "/{name} no quedó en cola: {queued} ya está en cola, y se ejecuta un comando por turno. Termina el turno "

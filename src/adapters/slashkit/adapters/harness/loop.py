@@ -21,7 +21,7 @@ from slashkit.core.chain import Step, holds_chain
 from slashkit.core.js_text import js_trim_end
 from slashkit.core.policy import Denied, rule_for
 from slashkit.core.saved_chain import NO_SAVED, Library
-from slashkit.core.texts import CHAIN_COMMAND
+from slashkit.core.texts import CHAIN_COMMAND, MAX_TOOL_TEXT
 
 #: The origin of what the harness types for the person: their own input, which may run anything and cancels a
 #: running chain (slashkit.core.policy). Claude Code's own name for an SDK host's turn, `sdk`, is the person's
@@ -32,10 +32,6 @@ HARNESS_ORIGIN: Final = "bridge"
 #: model's output, a message from elsewhere): it runs only what anyone may run.
 HARNESS_TEXT: Final = "harness"
 
-#: The most characters each text of a call of slashkit's tools may hold (the fail tool's `reason`, the self-command
-#: tool's `command` and `args`): the core echoes them into the answer the model reads and into the person's lines,
-#: and a /compact's instructions or a reason in one sentence are far shorter.
-MAX_TOOL_TEXT: Final = 4_000
 
 #: A host's own messages, yielded to a harness that shows everything (the SDK's `Message`, Codex's `Raw`).
 M = TypeVar("M")
