@@ -385,11 +385,25 @@ class TestOutsideLichInTheSessionsLanguage:
         assert isinstance(self.reply(s.SkillAnswered("clear", True, self.BUILTINS, None)), Denied)
 
     @pytest.mark.parametrize("lang", sorted(texts.CATALOGS))
+    @pytest.mark.parametrize("name", ["permissions", "/Permissions", "login"])
+    def test_a_built_in_the_host_did_not_list_is_the_persons_alone_in_every_language(
+        self, lang: str, name: str
+    ) -> None:
+        # Attack of issue 34: an SDK session lists no /permissions (the interactive session's), and the tool said it
+        # was "not one of this session's built-ins", as if it did not exist.
+        refused = self.reply(s.BuiltinAsked(name, None, self.BUILTINS), lang=lang)
+        assert refused == Denied(texts.text(lang, Key.DENY_NOT_ALLOWED, name=name.removeprefix("/")))
+
+    @pytest.mark.parametrize("lang", sorted(texts.CATALOGS))
     def test_no_text_and_oversized_args_are_refused_in_every_language(self, lang: str) -> None:
         not_text = self.reply(s.BuiltinAsked("compact", "\ud800", self.BUILTINS), lang=lang)
         assert not_text == Denied(texts.text(lang, Key.DENY_NOT_TEXT, name="compact"))
         too_long = self.reply(s.BuiltinAsked("compact", "x" * 4001, self.BUILTINS), lang=lang)
         assert too_long == Denied(texts.text(lang, Key.DENY_TOO_LONG, name="compact", length="4,001", limit="4,000"))
+
+    def test_a_name_no_list_knows_is_still_no_built_in(self) -> None:
+        refused = self.reply(s.BuiltinAsked("deploy", None, self.BUILTINS), lang="es")
+        assert refused == Denied(texts.text("es", Key.NOT_BUILTIN, name="deploy"))
 
     def test_a_line_break_switched_off_and_one_already_queued_are_refused_in_portuguese(self) -> None:
         broken = self.reply(s.BuiltinAsked("compact", "keep\n/model x", self.BUILTINS))

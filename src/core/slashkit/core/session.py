@@ -32,7 +32,7 @@ from slashkit.core.chain_machine import (
     SaveEnabled,
     ToolAnswered,
 )
-from slashkit.core.policy import DEFAULT_RULE, SETTINGS, Denied, Rule, chain_words, is_refused
+from slashkit.core.policy import DEFAULT_RULE, SETTINGS, Denied, Rule, chain_words, command_name, is_refused
 from slashkit.core.saved_chain import NO_SAVED, Library
 from slashkit.core.self_command import ControlQueued, Lich, Request, SkillQueued
 from slashkit.core.texts import Key
@@ -510,6 +510,10 @@ def _builtin_asked(session: Session, call: BuiltinAsked) -> Moved:
         case sc.Queue() as queue:
             answer = ToolAnswered(texts.text(lang, Key.SKILL_QUEUED, queued=asked.label))
             return _queued(session, (queue, answer), call.switched_on)
+    if session.rule.restricted(asked.name) and command_name(asked.name) in session.rule.builtins:
+        # A built-in the host did not list (an SDK session lists no /permissions, the interactive one's) is still
+        # the person's alone: saying it is none would be wrong, and tell the model to look for another way.
+        return Moved(session, reply=Denied(texts.text(lang, Key.DENY_NOT_ALLOWED, name=asked.shown_name)))
     return Moved(session, reply=Denied(texts.text(lang, Key.NOT_BUILTIN, name=asked.shown_name)))
 
 
