@@ -444,7 +444,8 @@ def _offered(saved: Library, commands: tuple[str, ...], builtins: frozenset[str]
     leaving = saved.leaving(commands, builtins)
     # A file that gives no description is described by its chain line: a menu shows something of what it runs (and
     # Claude Code refuses to register a command with none, measured on 2.1.328).
-    offered = tuple(Offered(c.name, c.description or c.body, c.argument_hint) for c in leaving.chains)
+    # The front matter's texts are cleaned as read (texts.menu_text); a chain line is cleaned here, as shown.
+    offered = tuple(Offered(c.name, c.description or texts.menu_text(c.body), c.argument_hint) for c in leaving.chains)
     shadowed = tuple(c.name for c in saved.chains if c not in leaving.chains)
     return SavedListed(offered, shadowed)
 

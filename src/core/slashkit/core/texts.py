@@ -130,6 +130,31 @@ def shown(text: str) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
+#: A terminal's escape sequences, 7-bit and 8-bit: CSI (`ESC [ ... m`), OSC, DCS, SOS, PM and APC strings (to their
+#: BEL or string terminator, or the text's end), and the two-character escapes (`ESC c` resets the terminal).
+_ESCAPE: Final = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+#: What is left to take out once the sequences are gone: C0, DEL and C1, which a menu would act on or show as boxes,
+#: and the line and paragraph separators, which would break its one line.
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_SPACES: Final = re.compile(" {2,}")
+
+
+def menu_text(text: str) -> str:
+    """A text from a file as a host's command menu shows it (a saved chain's description and argument hint): its
+    escape sequences and control characters taken out, a line break or tab a space, cut to MAX_SHOWN characters
+    with `…`. The file is not the person's typing: 60,000 characters of escapes once reached a menu whole.
+
+    >>> menu_text("\\x1b[2J\\x1b]0;pwned\\x07Ships\\tit\\x9b31m now\\x7f"), len(menu_text("x" * 60_000))
+    ('Ships it now', 200)
+    """
+    text = _SPACES.sub(" ", _CONTROL.sub(" ", _ESCAPE.sub("", text))).strip(" ")
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
 def _not_run(steps: Iterable[Step]) -> str:
     """`; not run: /b, /c`, or nothing after the last step."""
     names = [f"/{s.command}" for s in steps]
