@@ -2,6 +2,7 @@
 the payloads are those measured on Gemini CLI 0.61.0 (docs/gemini.md)."""
 
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -106,6 +107,20 @@ def test_any_input_is_answered_with_one_json_object_and_exit_0(stdin: bytes) -> 
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {}
+
+
+def test_a_transcript_path_that_is_a_fifo_does_not_hang_the_hook(project: Path, sid: str) -> None:
+    # Attack of issue 34: the hook read the payload's transcript path with a plain open, which waits on a FIFO.
+    fifo = project / "transcript.fifo"
+    os.mkfifo(fifo)
+    payload = {**_payload("BeforeModel", sid, project), "transcript_path": str(fifo)}
+    done = subprocess.run(
+        [sys.executable, "-m", "slashkit.adapters.gemini.hook"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=20,
+    )
+    assert (done.returncode, json.loads(done.stdout)) == (0, {})
 
 
 def test_a_second_chain_keeps_the_first_one_trimmed_in_the_history(project: Path, sid: str) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from slashkit.adapters.bridge import protocol
+from slashkit.adapters.files import read_regular
 from slashkit.adapters.gemini import resident
 from slashkit.core import texts
 
@@ -98,7 +99,7 @@ def _session() -> str | None:
 
 def _gemini_of(path: Path) -> object:
     try:
-        state = json.loads(path.read_bytes()[: resident.MAX_STATE])
+        state = json.loads(read_regular(path, resident.MAX_STATE))
     except (OSError, ValueError):
         return None
     return state.get("gemini") if isinstance(state, dict) else None

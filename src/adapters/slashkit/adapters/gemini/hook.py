@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from slashkit.adapters.bridge import protocol
 from slashkit.adapters.bridge.shim import xdg_home
+from slashkit.adapters.files import read_regular
 from slashkit.adapters.gemini import commands, resident
 from slashkit.core import session as core_session
 from slashkit.core import texts
@@ -315,11 +316,8 @@ def _last_typed(transcript: object) -> tuple[str, str, str] | None:
     if not isinstance(transcript, str) or not transcript:
         return None
     try:
-        with open(transcript, "rb") as file:
-            file.seek(0, 2)
-            size = file.tell()
-            file.seek(max(0, size - MAX_TAIL))
-            tail = file.read(MAX_TAIL)
+        # The payload names the path: a FIFO there would hang the hook, and Gemini's turn with it.
+        tail = read_regular(transcript, MAX_TAIL, tail=True)
     except OSError:
         return None
     for raw in reversed(tail.splitlines()):
@@ -366,7 +364,7 @@ def _store_path() -> Path:
 
 def _enabled() -> bool:
     try:
-        stored = json.loads(_store_path().read_bytes()[:65536])
+        stored = json.loads(read_regular(_store_path(), 65536))
     except (OSError, ValueError):
         return True
     return not (isinstance(stored, dict) and stored.get(core_session.ENABLED_KEY) is False)
@@ -375,7 +373,7 @@ def _enabled() -> bool:
 def _store(key: str, value: object) -> None:
     path = _store_path()
     try:
-        stored = json.loads(path.read_bytes()[:65536])
+        stored = json.loads(read_regular(path, 65536))
     except (OSError, ValueError):
         stored = {}
     stored = {**(stored if isinstance(stored, Mapping) else {}), key: value}

@@ -3,6 +3,7 @@ events, each run the core asks for becomes one query (one turn) of the host, sen
 back to the core. A host says only how to send one query and how it ended (`Harness._send`), and how to interrupt.
 """
 
+import asyncio
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Final, Generic, Self, TypedDict, TypeVar
@@ -217,7 +218,7 @@ class Harness(Generic[M]):
         command, _, args = text.removeprefix("/").partition(" ")
         origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
         listed = (tuple(self._builtins), tuple(self._known or ()))
-        saved = self._saved()
+        saved = await self._saved()
         calls = saved.leaving(listed[1], self._rule.builtins).named(command) is not None
         chained = text.startswith("/") and (holds_chain(args) or calls)
         alone = text.startswith("/") and not chained
@@ -272,10 +273,11 @@ class Harness(Generic[M]):
         reply = self._agenda.move(typed).reply
         return reply.text if isinstance(reply, m.CommandAnswer) else ""
 
-    def _saved(self) -> Library:
+    async def _saved(self) -> Library:
         """The saved chains as their files are now; the first time in a session, the ones that are none are told
-        (as lines, with what the next `run` yields)."""
-        saved = load(self._project)
+        (as lines, with what the next `run` yields). The files are read on a thread: a folder anyone may write is
+        read off the event loop, which the host's own messages (the SDK's, the app-server's) run on."""
+        saved = await asyncio.to_thread(load, self._project)
         if not self._told_saved:
             self._told_saved = True
             self._agenda.move(s.SavedAsked(tuple(self._known or ()), saved))
