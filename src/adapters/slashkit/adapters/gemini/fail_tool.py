@@ -29,7 +29,7 @@ def main() -> None:
     for raw in iter(lambda: sys.stdin.buffer.readline(MAX_LINE), b""):
         try:
             request = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # a model's arguments nested past Python's reader end no server
             continue
         if isinstance(request, dict) and "id" in request:
             reply = {"jsonrpc": "2.0", "id": request["id"], **_answer(request)}
