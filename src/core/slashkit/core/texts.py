@@ -266,17 +266,38 @@ def ended_text(succeeded: int, failed: int, skipped: int) -> str:
 #: there a whitespace-delimited `^provider/model` token tags a model as the person's, which omp's `task` tool then
 #: offers subagents pinned to (`MODEL_MENTION_RE`, `/(^|\s)\^([^\s^]+)(?=\s|$)/g`, in omp 18.2.3's
 #: session/model-mention-syntax.ts). Whitespace is either language's, so no reading of it slips past.
-USER_ONLY_MARK: Final = re.compile(r"(?:^|(?<=[" + re.escape(JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85") + r"]))\^(?=[^^])")
+_ANY_SPACE: Final = "[" + re.escape(JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85") + "]"
+USER_ONLY_MARK: Final = re.compile(r"(?:^|(?<=" + _ANY_SPACE + r"))\^(?=[^^])")
+#: omp's magic keywords (omp 18.2.3, read in pi-coding-agent's src/modes/ultrathink.ts, orchestrate.ts, workflow.ts
+#: and magic-keyword-boundary.ts): `ultrathink` (the most thinking, and a hidden notice), `orchestrate` (a notice to
+#: dispatch subagents), `workflowz` (a notice for an eval workflow), each attributed to the person when their
+#: lowercase word stands alone in a user message. omp's own boundaries are Unicode letters, digits, `_ . / \ -`,
+#: `::` before and `(`, `.x` after; only their ASCII part stops a match here, so this finds every word omp would
+#: (and, next to a non-ASCII letter, a few it would not). A keyword is made inert by its capital: omp matches
+#: lowercase only ("Ultrathink never triggers", its own comment), and the model still reads the word.
+MAGIC_KEYWORD: Final = re.compile(
+    r"(?<![A-Za-z0-9_./\\-])(?<!::)(ultrathink|orchestrate|workflowz)(?![A-Za-z0-9_/\\-])(?!\.[A-Za-z0-9_-])(?!\()"
+)
+#: omp's turn budget (`TURN_BUDGET`, `/(?:^|\s)\+(\d+(?:\.\d+)?)([km])?(!)?(?=\s|$)/i` in src/modes/turn-budget.ts,
+#: omp 18.2.3): a standalone `+500k` sets the turn's output budget, `+500k!` a hard one. Made inert as a mark is,
+#: its sign doubled (`++500k` is no budget).
+TURN_BUDGET: Final = re.compile(
+    r"(?:^|(?<=" + _ANY_SPACE + r"))\+(?=[0-9]+(?:\.[0-9]+)?[kKmM]?!?(?:" + _ANY_SPACE + r"|\Z))"
+)
 
 
 def inert(text: str) -> str:
     """Text that is not the person's, with every host's user-only syntax in it made plain text: a mark's caret
-    doubled, which no selector takes (`^^fake/model` tags nothing).
+    doubled, which no selector takes (`^^fake/model` tags nothing), a magic keyword capitalised, a turn budget's
+    sign doubled.
 
     >>> inert("use ^fake/other-model now, 2^10 stays")
     'use ^^fake/other-model now, 2^10 stays'
+    >>> inert("ultrathink, then orchestrate +500k! (workflowz.ts, ultrathinking and c+1 stay)")
+    'Ultrathink, then Orchestrate ++500k! (workflowz.ts, ultrathinking and c+1 stay)'
     """
-    return USER_ONLY_MARK.sub("^^", text)
+    text = MAGIC_KEYWORD.sub(lambda found: found[0].capitalize(), text)
+    return TURN_BUDGET.sub("++", USER_ONLY_MARK.sub("^^", text))
 
 
 def handed(args: str, output: str) -> str:
