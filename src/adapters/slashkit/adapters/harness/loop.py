@@ -58,6 +58,18 @@ def told(token: int, ended: Ended, text: str) -> tuple[s.Event, ...]:
     return (*handed, s.RunEnded(token), m.TurnEnded(ended.how, None, ended.output))
 
 
+def typed_command(text: str) -> tuple[str, str]:
+    """The command a typed text names and its args, or ("", "") for a prompt: a text that does not start with a
+    slash and a name right after it. A slash then a space names no command: Claude Code and Codex send `/ please
+    review` to the model as typed, so it is a prompt here too, shown as typed, never as a step named `/`.
+
+    >>> typed_command("/greet Bob && /bye"), typed_command("/ please review"), typed_command("hello")
+    (('greet', 'Bob && /bye'), ('', ''), ('', ''))
+    """
+    command, _, args = text.removeprefix("/").partition(" ")
+    return (command, args) if text.startswith("/") and command else ("", "")
+
+
 def run_ended(token: int, how: StepEnd, output: str) -> s.RunEnded:
     """The end of a run as the core reads it: it threw when it failed (`output` says why), else it resolved with
     its text."""
@@ -215,18 +227,18 @@ class Harness(Generic[M]):
         """
         if len(text) > self.max_typed:
             raise ValueError(f"the text is {len(text):,} characters, over the {self.max_typed:,} one query may hold")
-        command, _, args = text.removeprefix("/").partition(" ")
+        command, args = typed_command(text)
         origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
         listed = (tuple(self._builtins), tuple(self._known or ()))
         saved = await self._saved()
         calls = saved.leaving(listed[1], self._rule.builtins).named(command) is not None
-        chained = text.startswith("/") and (holds_chain(args) or calls)
-        alone = text.startswith("/") and not chained
+        chained = bool(command) and (holds_chain(args) or calls)
+        alone = bool(command) and not chained
         if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
             for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
                 yield event
             return
-        if text.startswith("/") and command == CHAIN_COMMAND:
+        if command == CHAIN_COMMAND:
             for event in self._answer(Step(command, args), self._chain_command(args, saved)):
                 yield event
             return
@@ -338,9 +350,9 @@ class Harness(Generic[M]):
 
     async def _alone(self, text: str, origin: str) -> AsyncIterator[Event | M]:
         self._agenda.move(m.PromptSubmitted(text, origin))
-        command, _, args = text.removeprefix("/").partition(" ")
-        step = Step(command, args) if text.startswith("/") else Step("", text)
-        if text.startswith("/"):
+        command, args = typed_command(text)
+        step = Step(command, args) if command else Step("", text)
+        if command:
             yield CommandStarted(step)
             if self._known is not None and command not in self._known:
                 # Fails at once, as the same command does in a chain: the session would hand it to the model.
