@@ -372,6 +372,23 @@ class TestBuiltinAsked:
         assert denied["reply"]["text"].startswith("/model was not run: only the user sets")
         assert denied["effects"] == []
 
+    def test_a_call_cut_to_the_wires_bound_is_refused_whole_not_queued_cut(self, pi: Bridge) -> None:
+        # Attack of issue 34: pi's and omp's extension cut a 1 MiB call to the wire's MAX_TEXT; queued, the cut text
+        # became /compact's instructions, and omp 18.2.3 was left spinning with the chain at its first step.
+        cut = send(pi, "BuiltinAsked", command="compact", args="z" * p.MAX_TEXT, builtins=["compact"])
+        assert cut["reply"] == {
+            "kind": "deny",
+            "text": "/compact was not run: its arguments are 65,536 characters, over the 4,000 a queued command may "
+            "hold. Give shorter ones.",
+        }
+        assert cut["effects"] == []
+
+    def test_a_lone_surrogate_on_the_wire_is_refused_not_run_as_u_fffd(self, pi: Bridge) -> None:
+        lone = send(pi, "BuiltinAsked", command="compact", args="\ud800", builtins=["compact"])
+        assert lone["reply"]["kind"] == "deny"
+        assert lone["reply"]["text"].startswith("/compact was not run: its name or arguments hold a lone surrogate")
+        assert lone["effects"] == []
+
 
 class TestSavedChains:
     @pytest.fixture

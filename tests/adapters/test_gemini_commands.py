@@ -1,6 +1,9 @@
 """Gemini CLI's custom commands as slashkit finds and expands them for a chain's next step (the real CLI's own
 expansion of the same files is compared in tests/engine/test_gemini_expansion.py)."""
 
+import contextlib
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -84,3 +87,28 @@ def test_a_folder_of_commands_is_read_up_to_its_bound(
         _command(project / ".gemini" / "commands", f"c{n}", "x")
     monkeypatch.setattr(commands, "MAX_COMMANDS", 3)
     assert len(commands.find(project, home)) == 3
+
+
+def test_a_fifo_as_a_command_file_or_a_file_it_brings_in_blocks_nothing(places: tuple[Path, Path]) -> None:
+    # Attack of issue 34: a FIFO where a file is read waits for a writer that never comes, and the hook with it.
+    project, home = places
+    folder = project / ".gemini" / "commands"
+    _command(folder, "read", "Read @{fifo.txt} for {{args}}")
+    os.mkfifo(project / "fifo.txt")
+    os.mkfifo(folder / "piped.toml")
+    done: list[str] = []
+
+    def expand() -> None:
+        done.append(expansion("read", "me", project, home))
+        with pytest.raises(Unexpandable, match=r"^piped.toml cannot be read: it is not a regular file$"):
+            expansion("piped", "", project, home)
+        done.append("refused")
+
+    reader = threading.Thread(target=expand, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    for fifo in (project / "fifo.txt", folder / "piped.toml"):  # let a blocked read go, should one be
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    assert done == ["Read @{fifo.txt} for me", "refused"]

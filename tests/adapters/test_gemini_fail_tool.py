@@ -40,6 +40,7 @@ def test_the_tool_is_listed_and_a_call_with_no_chain_is_told_so() -> None:
 
 
 def test_what_it_cannot_read_is_passed_over_and_an_unknown_method_answered() -> None:
-    answers = _talk(b"not json", b"[1, 2]", b"\xff", _request(7, "resources/list"), _request(8, "ping"))
+    deep = b'{"id": 6, "method": "tools/call", "params": {"arguments": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    answers = _talk(b"not json", b"[1, 2]", b"\xff", deep, _request(7, "resources/list"), _request(8, "ping"))
     assert answers[0]["id"] == 7 and "error" in answers[0]
     assert answers[1] == {"jsonrpc": "2.0", "id": 8, "result": {}}

@@ -2,6 +2,7 @@
 the payloads are those measured on Gemini CLI 0.61.0 (docs/gemini.md)."""
 
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -87,25 +88,66 @@ def test_a_lone_command_and_a_session_without_chains_are_left_alone(project: Pat
         assert not resident.exists(sid)  # no helper was started for it, and no state written
 
 
+def _run_hook(stdin: bytes, timeout: float = 30) -> Any:
+    """The hook as Gemini runs it: a process with the payload on stdin, whose answer is one JSON object."""
+    done = subprocess.run(
+        [sys.executable, "-m", "slashkit.adapters.gemini.hook"], input=stdin, capture_output=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
 @pytest.mark.parametrize(
     "stdin",
     [
-        b"",
-        b"not json",
         b"[]",
+        b'"a string"',
         b'{"session_id": "../../etc", "hook_event_name": "BeforeModel"}',
         b'{"session_id": 3, "hook_event_name": "AfterAgent"}',
         b'{"session_id": "abc", "hook_event_name": "BeforeModel", "transcript_path": "/nonexistent"}',
         b'{"session_id": "abc", "hook_event_name": "BeforeModel", "transcript_path": 7, "llm_request": []}',
-        b"\xff\xfe",
     ],
 )
 def test_any_input_is_answered_with_one_json_object_and_exit_0(stdin: bytes) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "slashkit.adapters.gemini.hook"], input=stdin, capture_output=True, timeout=30
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {}
+    assert _run_hook(stdin) == {}
+
+
+def unread(why: str) -> dict[str, str]:
+    """The answer to a payload that could not be read: a line the person sees, and the turn goes on."""
+    return {
+        "systemMessage": f"unavailable: this hook's input was not read: {why}; commands run as typed until it is back"
+    }
+
+
+@pytest.mark.parametrize(
+    ("stdin", "why"),
+    [
+        (b"", "it is not JSON"),
+        (b"not json", "it is not JSON"),
+        (b"\xff\xfe", "it is not UTF-8"),
+        # Attacks of issue 34: nesting past Python's recursion limit crashed the hook with a RecursionError, and
+        # a payload past the bound was cut, read as no JSON, and answered {} without a word.
+        (b'{"session_id": "abc", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "it nests deeper than 256 levels"),
+        (b'{"session_id": "abc", "x": "' + b"x" * (70 << 20) + b'"}', "it is over 64 MiB"),
+    ],
+    ids=["empty", "text", "not-utf-8", "deep", "70-mib"],
+)
+def test_a_payload_that_cannot_be_read_within_the_bounds_is_answered_with_a_line(stdin: bytes, why: str) -> None:
+    assert _run_hook(stdin) == unread(why)
+
+
+def test_a_payload_nested_within_the_bound_is_read(project: Path, sid: str) -> None:
+    inner = hook.MAX_DEPTH - 1  # the payload's own object is the first level
+    payload = json.dumps({**_payload("AfterAgent", sid, project), "x": "@"}).replace('"@"', "[" * inner + "]" * inner)
+    assert _run_hook(payload.encode()) == {}
+
+
+def test_a_transcript_path_that_is_a_fifo_does_not_hang_the_hook(project: Path, sid: str) -> None:
+    # Attack of issue 34: the hook read the payload's transcript path with a plain open, which waits on a FIFO.
+    fifo = project / "transcript.fifo"
+    os.mkfifo(fifo)
+    payload = {**_payload("BeforeModel", sid, project), "transcript_path": str(fifo)}
+    assert _run_hook(json.dumps(payload).encode(), timeout=20) == {}
 
 
 def test_a_second_chain_keeps_the_first_one_trimmed_in_the_history(project: Path, sid: str) -> None:

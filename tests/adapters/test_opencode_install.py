@@ -1,15 +1,17 @@
 """`slashkit opencode install` / `uninstall` as a person meets them: where the plugin goes, what it starts,
 that a second run changes nothing, and that taking it out leaves everything else alone."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import threading
 from importlib import resources
 from pathlib import Path
 
 from slashkit.adapters.bridge import protocol
-from slashkit.adapters.bridge.shim import HELPER_MODULE, NODE_FILES
+from slashkit.adapters.bridge.shim import HELPER_MODULE, NODE_FILES, write_file
 from slashkit.adapters.opencode.install import MODULES, config_dir, host_module, install, uninstall
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR_JS
@@ -284,3 +286,19 @@ def test_this_python_names_this_interpreter_for_this_machine_only(tmp_path: Path
     assert shown.returncode == 0, shown.stderr
     host = (tmp_path / ".opencode" / "plugins" / "slashkit" / "host.ts").read_text()
     assert f"export const PYTHON = {json.dumps(sys.executable)}\n" in host
+
+
+def test_a_fifo_at_a_file_the_installer_lays_out_is_replaced_never_waited_on(tmp_path: Path) -> None:
+    # The installer first asks whether the file already holds its bytes: a plain read of a FIFO there would wait
+    # for a writer for good (slashkit.adapters.files, issue 34).
+    target = tmp_path / "slashkit.ts"
+    os.mkfifo(target)
+    written: list[bool] = []
+    worker = threading.Thread(target=lambda: written.append(write_file(target, b"export {}\n")), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    with contextlib.suppress(OSError):  # let a blocked read go, should one be
+        os.close(os.open(target, os.O_WRONLY | os.O_NONBLOCK))
+
+    assert written == [True]
+    assert target.read_bytes() == b"export {}\n"

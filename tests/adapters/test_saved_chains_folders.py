@@ -1,11 +1,24 @@
 """Where saved chains are read from (issue 28): the person's folder, then the project's, which shadows it; bounded,
 and never blocked by what a folder holds."""
 
+import asyncio
+import contextlib
 import os
+import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
+from claude_agent_sdk import ClaudeAgentOptions
+
+from slashkit.adapters.codex import CodexSession
+from slashkit.adapters.harness import loop as harness_loop
+from slashkit.adapters.harness.loop import Harness
 from slashkit.adapters.saved_chains import MAX_FILES, load, person_folder
-from slashkit.core.saved_chain import MAX_FILE
+from slashkit.adapters.sdk import SlashSession
+from slashkit.core.saved_chain import MAX_FILE, Library
 
 
 def write(folder: Path, name: str, text: str | bytes) -> Path:
@@ -81,3 +94,91 @@ def test_past_the_most_files_one_line_says_the_rest_were_not_read(tmp_path: Path
     assert [p.text for p in found.problems] == [
         f"saved chain {chains}: holds {MAX_FILES + 3} files; the ones after the first {MAX_FILES} were not read"
     ]
+
+
+def test_a_fifo_swapped_in_while_the_folder_is_read_never_blocks_a_read(tmp_path: Path) -> None:
+    # Attack of issue 34: a FIFO swapped in for `race.md` between a check that it was a regular file and its open
+    # blocked 4 of 500 reads for good. One thread swaps a file and a FIFO in turn while another reads the folder.
+    chains = tmp_path / ".slashkit/chains"
+    write(chains, "good.md", "/greet")
+    stash = tmp_path / "stash"
+    stash.mkdir()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none")}
+    stop, reads = threading.Event(), []
+    fifos: list[Path] = []
+
+    def swap() -> None:
+        while not stop.is_set() and len(fifos) < 20_000:
+            write(tmp_path, "next", "/greet race")
+            os.rename(tmp_path / "next", chains / "race.md")
+            # Each FIFO keeps a name of its own in the stash, so that a read it blocks can be let go at the end.
+            fifo = stash / f"f{len(fifos)}"
+            os.mkfifo(fifo)
+            fifos.append(fifo)
+            os.link(fifo, tmp_path / "next")
+            os.rename(tmp_path / "next", chains / "race.md")
+
+    def read() -> None:
+        for _ in range(1_000):
+            reads.append(load(tmp_path, env))
+
+    swapper, reader = threading.Thread(target=swap, daemon=True), threading.Thread(target=read, daemon=True)
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns often, as two processes' would
+    try:
+        swapper.start()
+        reader.start()
+        reader.join(timeout=30)
+        blocked = reader.is_alive()
+        stop.set()
+        swapper.join()
+    finally:
+        sys.setswitchinterval(switching)
+    while reader.is_alive():  # a blocked read, let go by a writer that comes and goes
+        for fifo in fifos:
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=0.1)
+
+    assert not blocked, f"a read blocked after {len(reads)} of 1,000"
+    assert all([c.name for c in found.chains] in (["good"], ["good", "race"]) for found in reads)
+    assert {p.text for found in reads for p in found.problems} <= {
+        f"saved chain {chains / 'race.md'}: it could not be read"
+    }
+
+
+def test_a_link_named_like_a_chain_is_not_followed(tmp_path: Path) -> None:
+    target = write(tmp_path, "elsewhere.md", "/greet")
+    chains = tmp_path / ".slashkit/chains"
+    chains.mkdir(parents=True)
+    (chains / "link.md").symlink_to(target)
+
+    found = load(tmp_path, {"XDG_CONFIG_HOME": str(tmp_path / "none")})
+
+    assert (found.chains, [p.text for p in found.problems]) == (
+        (),
+        [f"saved chain {chains / 'link.md'}: it could not be read"],
+    )
+
+
+@pytest.mark.parametrize("host", [lambda: SlashSession(ClaudeAgentOptions()), lambda: CodexSession("codex")])
+def test_the_harness_hosts_read_the_folders_off_their_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: Callable[[], Harness[Any]]
+) -> None:
+    # The SDK's and the app-server's messages run on the event loop: a read that waited there would stop them all.
+    write(tmp_path / ".slashkit/chains", "ship.md", "/greet")
+    readers: list[int] = []
+
+    def read(project: Path | None) -> Library:
+        readers.append(threading.get_ident())
+        return load(tmp_path, {"XDG_CONFIG_HOME": str(tmp_path / "none")})
+
+    monkeypatch.setattr(harness_loop, "load", read)
+
+    async def listed() -> tuple[int, list[object]]:
+        return threading.get_ident(), [event async for event in host().run("/slash-chain list")]
+
+    on_loop, events = asyncio.run(listed())
+
+    assert readers and on_loop not in readers
+    assert any("/ship" in str(event) for event in events)

@@ -55,6 +55,20 @@ def test_a_command_alone_that_is_no_skill_fails_with_a_line_and_exit_1() -> None
     assert model.requests == []
 
 
+def test_a_slash_then_a_space_is_a_prompt_shown_as_typed_never_a_step_named_slash() -> None:
+    # Attack (issue 34): `/ please review && /greet x` ran as a chain whose first step was `/ please review` (a
+    # command named ``), which failed as no skill and ended `stopped after /: ...`; Codex reads the line as text.
+    done, model = ran([text("Reviewed.")], "/ please review && /greet x", "--json")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["output", "step_ended", "outcome"]
+    assert events[1]["step"] == {"command": "", "args": "/ please review && /greet x", "op": "&&"}
+    assert [r.last_user_text() for r in model.requests] == ["/ please review && /greet x"]
+    failed, _ = ran([http_error(400, "down")], "/ please review")
+    assert failed.returncode == 1
+    assert failed.stderr.startswith("slashkit: / please review failed: ")
+
+
 def test_a_codex_that_cannot_start_is_exit_4_with_one_line() -> None:
     done, _ = ran([], "/greet Bob", "--codex", "/nonexistent/codex")
     assert done.returncode == 4

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict'
 import { afterEach, beforeEach, test } from 'node:test'
 import { chainOfTwo, FakeHelper, until } from './opencode.js'
 import { FakeOmp } from './omp.js'
+import { BUILTIN_TOOL } from './omp/extensions/slashkit/host.js'
+import { MAX_TEXT } from './omp/extensions/slashkit/wire.js'
 
 let helper: FakeHelper
 let omp: FakeOmp
@@ -66,4 +68,24 @@ test("omp's session start asks for the saved chains with its templates' names to
   await until(() => omp.menu.size === 1, 'the saved chain registered')
   assert.deepEqual(helper.sent.map(s => [s.event, s.e]), [['SavedAsked', { commands: ['review', 'greet', 'bye', 'slash-chain'] }]])
   assert.deepEqual([...omp.menu], [['ship', 'Ship it']])
+})
+
+test("a 1 MiB self-command call in a chain's turn reaches the core over its bound, is refused, and the chain goes on", async () => {
+  // Attack (issue 34): such a call left omp's chain at its first step and omp spinning once its TUI closed: the core
+  // queued the args the entry had cut to MAX_TEXT as /compact's instructions. The core refuses args over 4,000
+  // characters now (slashkit.core.texts.MAX_TOOL_TEXT), so the entry must hand it a text over that bound, never a
+  // cut that fits, and carry out the refusal as the tool's error while the chain runs on.
+  const wants = ['TurnEnded', 'PromptHanded']
+  const chain = chainOfTwo(wants, 'run')
+  helper.answer = sent => (sent.event === 'BuiltinAsked' ? { wants, reply: { kind: 'deny', text: 'over the bound' } } : chain(sent))
+  let refused: unknown
+  omp.duringNext = async () => {
+    const call = omp.tools.get(BUILTIN_TOOL)?.execute('1', { command: 'compact', args: 'z'.repeat(1 << 20) }, undefined, undefined, omp.context)
+    refused = await call?.catch((error: Error) => error.message)
+  }
+  await omp.type('/greet Bob && /bye Alice')
+  assert.equal(refused, 'over the bound')
+  const args = helper.sent.find(s => s.event === 'BuiltinAsked')?.e['args']
+  assert.ok(typeof args === 'string' && args.length === MAX_TEXT && MAX_TEXT > 4_000)
+  assert.deepEqual(omp.lines, ['1/2: /greet Bob', '2/2: /bye Alice', 'all 2 command(s) ran'])
 })

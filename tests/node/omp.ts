@@ -9,6 +9,7 @@
 import omp from './omp/extensions/slashkit/omp.js'
 
 type Handler = (e: any, ctx: unknown) => unknown
+type Tool = { name: string; execute: (id: string, params: unknown, signal?: unknown, update?: unknown, ctx?: unknown) => Promise<unknown> }
 
 export class FakeOmp {
   /** What reached the model, prompt by prompt; the lines the person saw; what each `input` handler returned. */
@@ -18,8 +19,11 @@ export class FakeOmp {
   /** How the next run ends: its last message's `stopReason`, and whether omp goes on with it itself. */
   stopNext = 'stop'
   continueNext = false
-  /** The commands the entry registered, with their descriptions. */
+  /** The commands the entry registered, with their descriptions; the tools it offers the model. */
   readonly menu = new Map<string, string | undefined>()
+  readonly tools = new Map<string, Tool>()
+  /** What the model does in the next turn before it answers (calls a tool, say). */
+  duringNext: (() => Promise<void>) | undefined
   private readonly handlers = new Map<string, Handler[]>()
   private readonly sent: string[] = []
   private clock = 0
@@ -61,6 +65,9 @@ export class FakeOmp {
       messages = result?.messages ?? messages
     }
     this.asked.push(messages.at(-1)?.content.map(p => p.text).join('') ?? '')
+    const during = this.duringNext
+    this.duringNext = undefined
+    await during?.()
     // omp keeps no result of a `message_end` handler.
     for (const handle of this.handlers.get('message_end') ?? []) await handle({ type: 'message_end', message: structuredClone(message) }, this.context)
     const answer = { role: 'assistant', content: [{ type: 'text', text: 'answered' }], stopReason: this.stopNext }
@@ -77,7 +84,7 @@ export class FakeOmp {
     return {
       on: (event: string, handle: Handler) => this.handlers.set(event, [...(this.handlers.get(event) ?? []), handle]),
       registerCommand: (name: string, options: { description?: string }) => this.menu.set(name, options.description),
-      registerTool: () => undefined,
+      registerTool: (tool: Tool) => this.tools.set(tool.name, tool),
       getCommands: () => [{ name: 'review', source: 'extension' }],
       sendUserMessage: (text: string) => this.sent.push(text),
     }

@@ -1,6 +1,8 @@
 """Operators beyond `&&` through the in-memory host: what runs, what is skipped and why, how a mixed chain ends,
 what `|` hands on, and what the model and `/slash-chain` are told (README, "Operators")."""
 
+import pytest
+
 from slashkit.adapters.memory import Command, Local, Prompt, Throws, host
 from slashkit.core import texts
 from slashkit.core.chain import Step
@@ -108,6 +110,31 @@ def test_a_model_mark_in_text_handed_on_never_reaches_the_step_as_one() -> None:
     h.end_turn("answer", answer=answer)
 
     assert h.runs[-1] == ("commit", "^fake/mine\n\n^^fake/other-model\tthen\x85^^fake/m and 2^10 and ^^x")
+
+
+@pytest.mark.parametrize(
+    ("said", "handed"),
+    [
+        ("ultrathink", "Ultrathink"),
+        ("please orchestrate this.", "please Orchestrate this."),
+        ("(workflowz)", "(Workflowz)"),
+        ("+500k", "++500k"),
+        ("spend\t+2.5M! at most", "spend\t++2.5M! at most"),
+        ("ultrathinking, workflowz.ts, my-orchestrate, a::ultrathink, c+1, +5%, Ultrathink", None),
+    ],
+)
+def test_omps_magic_keywords_and_turn_budget_handed_on_never_reach_the_step_as_the_persons(
+    said: str, handed: str | None
+) -> None:
+    # Attack (issue 34): omp 18.2.3 reads each step as the person's text, where a standalone `ultrathink` asks for
+    # the most thinking, `orchestrate` and `workflowz` add hidden notices, and `+500k` sets the turn's budget. The
+    # person's own args keep theirs; in the handed text each is made plain, as a `^model` mark is.
+    h = host(echo=Prompt("echo it"), commit=Local())
+
+    h.type("/echo x | /commit ultrathink +1k")
+    h.end_turn("answer", answer=said)
+
+    assert h.runs[-1] == ("commit", f"ultrathink +1k\n\n{said if handed is None else handed}")
 
 
 def test_the_output_handed_on_is_cut_to_a_bound_and_says_so() -> None:

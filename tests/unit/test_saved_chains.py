@@ -259,6 +259,28 @@ def test_a_host_is_offered_each_saved_chain_described_by_its_file_or_else_by_its
     )
 
 
+#: Escapes that clear the screen, home the cursor, retitle the window, colour (8-bit CSI), reset the terminal, and C0,
+#: DEL and C1 characters (U+0085 and U+2028 would end the file's line, so they stay out).
+ESCAPES = "\x1b[2J\x1b[H\x1b]0;owned\x07\x9b31m\x1bc\x00\x7f\x80"
+
+
+def test_a_menu_is_offered_a_files_texts_without_escapes_or_control_characters_and_bounded() -> None:
+    # Attack of issue 34: 60,000 characters of terminal escapes in a description reached a host's menu whole.
+    description = "Ships " + ESCAPES * 1_000 + "it" + "x" * 30_000
+    hint = "<who>" + ESCAPES + "\t<when>"
+    file = f"---\ndescription: {description}\nargument-hint: {hint}\n---\n/greet $1"
+    files = saved(ship=file, check="/tiny \x1b[31m$1\x1b[0m " + "y" * 30_000)
+
+    offered = s.on_event(s.opened(), s.SavedAsked(("greet",), files)).reply
+
+    assert isinstance(offered, s.SavedListed)
+    check, ship = offered.chains
+    assert ship.description == "Ships it" + "x" * 191 + "…" and ship.argument_hint == "<who> <when>"
+    assert check.description == "/tiny $1 " + "y" * 190 + "…"
+    texts = [ship.description, ship.argument_hint, check.description]
+    assert all(len(t) <= 200 and not any(c < " " or "\x7f" <= c <= "\x9f" for c in t) for t in texts)
+
+
 def test_the_host_is_told_each_file_that_is_no_saved_chain_and_offered_none_of_its_own_names() -> None:
     files = library(
         [

@@ -8,11 +8,10 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookMatcher
 
-from slashkit.adapters.harness.loop import MAX_TOOL_TEXT
 from slashkit.adapters.memory import DictStore
 from slashkit.adapters.sdk import SlashSession
 from slashkit.core import texts
-from slashkit.core.texts import BUILTIN_TOOL_ID, CHAIN_COMMAND, FAIL_TOOL_ID, Key
+from slashkit.core.texts import BUILTIN_TOOL_ID, CHAIN_COMMAND, FAIL_TOOL_ID, MAX_TOOL_TEXT, Key
 
 CONTEXT: HookContext = {"signal": None}
 

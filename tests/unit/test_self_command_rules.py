@@ -125,18 +125,18 @@ class TestWhatIsShown:
             "compact", "/compact keep the plan is queued and runs once this turn ends. End the turn now."
         )
 
-    def test_a_huge_argument_is_never_echoed_back_whole(self) -> None:
+    def test_a_long_argument_is_never_echoed_back_whole(self) -> None:
         h = host()
-        huge = "x" * (1 << 20)
+        long = "x" * texts.MAX_TOOL_TEXT
 
-        reply = h.builtin_call("compact", huge)
+        reply = h.builtin_call("compact", long)
         h.end_turn()
 
         assert isinstance(reply, ToolAnswered)
         label = "/compact " + "x" * (texts.MAX_SHOWN - len("/compact ") - 1) + "…"
         assert reply.text == texts.text("en", Key.SKILL_QUEUED, queued=label)
         assert all(len(line) < 400 for line in h.ui.lines)
-        assert h.runs == [("compact", huge)]
+        assert h.runs == [("compact", long)]
 
     @pytest.mark.parametrize("name", ["y" * (1 << 20), "model " + "y" * (1 << 20), "deploy\n" + "z" * 5000])
     def test_a_huge_or_broken_name_is_refused_in_a_bounded_line(self, name: str) -> None:
@@ -146,6 +146,49 @@ class TestWhatIsShown:
 
         assert isinstance(reply, Denied)
         assert len(reply.text) < 600 and "\n" not in reply.text
+
+
+def calls(h: MemoryHost, name: str, args: str) -> list[object]:
+    """The same call through every path the model has: the tool, the Skill tool and lich's control tool."""
+    return [h.builtin_call(name, args), h.skill_call(name, args), h.control_call("lich-1", "command", name, args)]
+
+
+class TestHostileCalls:
+    """Attacks of issue 34 (part 5), refused by the core on every path the model has."""
+
+    @pytest.mark.parametrize(
+        ("name", "args"), [("compact", "keep \ud800 the plan"), ("compact", "\udfff"), ("com\udc80pact", "")]
+    )
+    def test_a_lone_surrogate_is_refused_as_no_text_and_nothing_runs(self, name: str, args: str) -> None:
+        # It once ran as `/compact \ufffd`, and the U+FFFD reached the compaction as its instructions.
+        h = host()
+
+        replies = calls(h, name, args)
+        h.end_turn()
+
+        shown = name.replace("\udc80", "\\udc80")
+        assert replies == [Denied(texts.text("en", Key.DENY_NOT_TEXT, name=shown))] * 3
+        assert h.runs == [] and h.ui.lines == []
+
+    def test_a_pair_of_surrogates_is_text_and_runs(self) -> None:
+        h = host()
+
+        h.builtin_call("compact", "keep \U0001f600")
+        h.end_turn()
+
+        assert h.runs == [("compact", "keep \U0001f600")]
+
+    @pytest.mark.parametrize("size", [texts.MAX_TOOL_TEXT + 1, 1 << 20])
+    def test_oversized_args_are_refused_whole_and_nothing_runs(self, size: int) -> None:
+        # A 1 MiB call once left omp's chain stuck at its first step and omp spinning once its TUI closed.
+        h = host()
+
+        replies = calls(h, "compact", "x" * size)
+        h.end_turn()
+
+        text = texts.text("en", Key.DENY_TOO_LONG, name="compact", length=f"{size:,}", limit="4,000")
+        assert replies == [Denied(text)] * 3
+        assert h.runs == [] and h.ui.lines == []
 
 
 class TestThePersonSeesIt:
@@ -340,6 +383,27 @@ class TestOutsideLichInTheSessionsLanguage:
         widened = rule_for(CLAUDE_CODE, "clear")
         assert isinstance(self.reply(s.SkillAnswered("clear", True, self.BUILTINS, None), widened), SkillQueued)
         assert isinstance(self.reply(s.SkillAnswered("clear", True, self.BUILTINS, None)), Denied)
+
+    @pytest.mark.parametrize("lang", sorted(texts.CATALOGS))
+    @pytest.mark.parametrize("name", ["permissions", "/Permissions", "login"])
+    def test_a_built_in_the_host_did_not_list_is_the_persons_alone_in_every_language(
+        self, lang: str, name: str
+    ) -> None:
+        # Attack of issue 34: an SDK session lists no /permissions (the interactive session's), and the tool said it
+        # was "not one of this session's built-ins", as if it did not exist.
+        refused = self.reply(s.BuiltinAsked(name, None, self.BUILTINS), lang=lang)
+        assert refused == Denied(texts.text(lang, Key.DENY_NOT_ALLOWED, name=name.removeprefix("/")))
+
+    @pytest.mark.parametrize("lang", sorted(texts.CATALOGS))
+    def test_no_text_and_oversized_args_are_refused_in_every_language(self, lang: str) -> None:
+        not_text = self.reply(s.BuiltinAsked("compact", "\ud800", self.BUILTINS), lang=lang)
+        assert not_text == Denied(texts.text(lang, Key.DENY_NOT_TEXT, name="compact"))
+        too_long = self.reply(s.BuiltinAsked("compact", "x" * 4001, self.BUILTINS), lang=lang)
+        assert too_long == Denied(texts.text(lang, Key.DENY_TOO_LONG, name="compact", length="4,001", limit="4,000"))
+
+    def test_a_name_no_list_knows_is_still_no_built_in(self) -> None:
+        refused = self.reply(s.BuiltinAsked("deploy", None, self.BUILTINS), lang="es")
+        assert refused == Denied(texts.text("es", Key.NOT_BUILTIN, name="deploy"))
 
     def test_a_line_break_switched_off_and_one_already_queued_are_refused_in_portuguese(self) -> None:
         broken = self.reply(s.BuiltinAsked("compact", "keep\n/model x", self.BUILTINS))

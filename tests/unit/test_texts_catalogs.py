@@ -48,6 +48,8 @@ def test_the_slots_are_the_ones_the_use_cases_fill() -> None:
         Key.DENY_PERSON_ONLY: {"name"},
         Key.NOT_BUILTIN: {"name"},
         Key.DENY_LINE_BREAK: {"name"},
+        Key.DENY_NOT_TEXT: {"name"},
+        Key.DENY_TOO_LONG: {"name", "length", "limit"},
         Key.DENY_ONE_QUEUED: {"name", "queued"},
         Key.DENY_SWITCHED_OFF: {"name"},
         Key.LOG_QUEUED: {"queued"},
@@ -58,7 +60,7 @@ def test_the_slots_are_the_ones_the_use_cases_fill() -> None:
 @pytest.mark.parametrize("lang", sorted(CATALOGS))
 def test_every_catalog_text_formats_with_its_slots_and_differs_from_the_slot_values(lang: str) -> None:
     for key, template in CATALOGS[lang].items():
-        filled = template.format(session_id="S", name="N", queued="Q")
+        filled = template.format(session_id="S", name="N", queued="Q", length="L", limit="M")
         assert "{" not in filled and "}" not in filled, (lang, key)
         if lang != "en":
             assert template != CATALOGS["en"][key], (lang, key)

@@ -2,7 +2,8 @@
 
 The files' format and what a session does with them are the core's (`slashkit.core.saved_chain`); this module only
 finds the files and reads their bytes, bounded: at most MAX_FILES of each folder, each to one byte past
-`saved_chain.MAX_FILE`, and only regular files (a FIFO or a device named `x.md` would block or never end).
+`saved_chain.MAX_FILE`, and only regular files, opened without waiting (`slashkit.adapters.files`): a FIFO or a device
+named `x.md`, or swapped in for one while it is read, would block or never end. A link named `x.md` is not followed.
 """
 
 import os
@@ -10,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
+from slashkit.adapters.files import read_regular
 from slashkit.core.saved_chain import MAX_FILE, Library, Problem, SavedFile, library
 
 #: The project's folder of saved chains, under its root.
@@ -50,9 +52,6 @@ def _files(folder: Path) -> Iterator[SavedFile | Problem]:
 
 def _bytes(path: Path) -> bytes | None:
     try:
-        if not path.is_file():
-            return None
-        with path.open("rb") as file:
-            return file.read(MAX_FILE + 1)
+        return read_regular(path, MAX_FILE + 1)
     except OSError:
         return None

@@ -23,7 +23,7 @@ from slashkit.core.grammar import parse
 from slashkit.core.js_text import js_trim
 from slashkit.core.policy import REFUSED, command_name
 from slashkit.core.program import Call, Command, Node, numbered, rebuilt
-from slashkit.core.texts import CHAIN_COMMAND, NO_SAVED_CHAINS, one_line, shown
+from slashkit.core.texts import CHAIN_COMMAND, NO_SAVED_CHAINS, menu_text, one_line, shown
 
 #: A saved chain's name: what its file is called, less `.md`, and what the person types after the slash.
 NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -178,7 +178,8 @@ def _front_matter(lines: list[str], source: str) -> tuple[dict[str, str], int] |
         if not colon:
             return Problem(source, f"its front matter line {shown(line)!r} is no `key: value`", n + 1)
         if key.strip() in KEYS:
-            found[key.strip()] = _unquoted(value.strip())
+            # Shown in a host's menu and in `/slash-chain list`: text from a file, cleaned and bounded as a menu's.
+            found[key.strip()] = menu_text(_unquoted(value.strip()))
     return Problem(source, "its front matter has no closing ---", 1)
 
 

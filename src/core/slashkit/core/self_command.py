@@ -128,14 +128,22 @@ def decide(lang: str, asked: Request, builtins: Collection[str], rule: Rule = DE
     /model and /effort are denied before anything else, with the seeds' reason; a name that is no built-in of the
     host's list keeps the native answer; a built-in the rule keeps for the person is denied, and so is one whose
     arguments would start a chain (only the person chains commands) or hold a line break (what runs and what the
-    notes show must be one line, the same); any other built-in is queued."""
+    notes show must be one line, the same); any other built-in is queued. A name or arguments that are no text (a
+    lone surrogate, which a host writes as U+FFFD: `/compact \ufffd` compacted with that as its instructions) and
+    arguments over MAX_TOOL_TEXT are refused whole, on every path, never cut or mended into what the model did not
+    ask."""
     name = asked.shown_name
     if is_refused(asked.name):
         return Denied(texts.text(lang, Key.DENY_DEFAULT_SAVED, name=name))
+    if not (texts.is_text(asked.name) and texts.is_text(asked.args)):
+        return Denied(texts.text(lang, Key.DENY_NOT_TEXT, name=name))
     if asked.name not in builtins:
         return None
     if rule.knowing(builtins).restricted(asked.name):
         return Denied(texts.text(lang, Key.DENY_NOT_ALLOWED, name=name))
+    if len(asked.args) > texts.MAX_TOOL_TEXT:
+        length, limit = f"{len(asked.args):,}", f"{texts.MAX_TOOL_TEXT:,}"
+        return Denied(texts.text(lang, Key.DENY_TOO_LONG, name=name, length=length, limit=limit))
     if holds_chain(asked.args):
         return Denied(texts.text(lang, Key.DENY_CHAINED, name=name))
     if texts.breaks_line(asked.args):

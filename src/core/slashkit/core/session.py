@@ -32,8 +32,9 @@ from slashkit.core.chain_machine import (
     SaveEnabled,
     ToolAnswered,
 )
-from slashkit.core.policy import DEFAULT_RULE, SETTINGS, Denied, Rule, chain_words, is_refused
-from slashkit.core.saved_chain import NO_SAVED, Library
+from slashkit.core.policy import DEFAULT_RULE, SETTINGS, Denied, Rule, chain_words, command_name, is_refused
+from slashkit.core.program import printed
+from slashkit.core.saved_chain import NO_SAVED, Library, program_of
 from slashkit.core.self_command import ControlQueued, Lich, Request, SkillQueued
 from slashkit.core.texts import Key
 
@@ -443,9 +444,13 @@ def on_event(session: Session, event: Event) -> Moved:
 def _offered(saved: Library, commands: tuple[str, ...], builtins: frozenset[str]) -> SavedListed:
     """The saved chains a host offers: every one whose name it has no command of."""
     leaving = saved.leaving(commands, builtins)
-    # A file that gives no description is described by its chain line: a menu shows something of what it runs (and
-    # Claude Code refuses to register a command with none, measured on 2.1.328).
-    offered = tuple(Offered(c.name, c.description or c.body, c.argument_hint) for c in leaving.chains)
+    # A file that gives no description is described by its program, on one line: a menu shows something of what it
+    # runs (and Claude Code refuses to register a command with none, measured on 2.1.328). The front matter's texts
+    # are cleaned as read (texts.menu_text); the program is cleaned here, as shown.
+    offered = tuple(
+        Offered(c.name, c.description or texts.menu_text(printed(program_of(c))), c.argument_hint)
+        for c in leaving.chains
+    )
     shadowed = tuple(c.name for c in saved.chains if c not in leaving.chains)
     return SavedListed(offered, shadowed)
 
@@ -511,6 +516,10 @@ def _builtin_asked(session: Session, call: BuiltinAsked) -> Moved:
         case sc.Queue() as queue:
             answer = ToolAnswered(texts.text(lang, Key.SKILL_QUEUED, queued=asked.label))
             return _queued(session, (queue, answer), call.switched_on)
+    if session.rule.restricted(asked.name) and command_name(asked.name) in session.rule.builtins:
+        # A built-in the host did not list (an SDK session lists no /permissions, the interactive one's) is still
+        # the person's alone: saying it is none would be wrong, and tell the model to look for another way.
+        return Moved(session, reply=Denied(texts.text(lang, Key.DENY_NOT_ALLOWED, name=asked.shown_name)))
     return Moved(session, reply=Denied(texts.text(lang, Key.NOT_BUILTIN, name=asked.shown_name)))
 
 

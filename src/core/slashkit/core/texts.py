@@ -98,14 +98,60 @@ def breaks_line(text: str) -> bool:
 #: shows; past it the text is cut and ends with an ellipsis, so a huge call is never echoed into a context.
 MAX_SHOWN: Final = 200
 
+#: The most characters each text of a call of slashkit's tools may hold (the fail tool's `reason`, the self-command
+#: tool's `command` and `args`): they are echoed into the answer the model reads and into the person's lines, and a
+#: /compact's instructions or a reason in one sentence are far shorter. Past it a self-command is refused whole, never
+#: cut: a cut instruction is one the model did not give (a 1 MiB one left omp 18.2.3 spinning, issue 34).
+MAX_TOOL_TEXT: Final = 4_000
+
+
+#: A code point no text holds: half of a UTF-16 pair, alone (a Python string decoded from JSON keeps a pair whole as
+#: one code point, so any of these in one is alone). Written out, it becomes U+FFFD or fails to encode.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def is_text(text: str) -> bool:
+    """Tells whether a string is valid text: it holds no lone surrogate.
+
+    >>> is_text("keep the plan \U0001f600"), is_text("keep \\ud800")
+    (True, False)
+    """
+    return _SURROGATE.search(text) is None
+
 
 def shown(text: str) -> str:
-    """`text` as a line or an answer shows it: one line (`one_line`), cut to MAX_SHOWN characters with `…`.
+    """`text` as a line or an answer shows it: one line (`one_line`), a lone surrogate written as its escape (no
+    screen can show one), cut to MAX_SHOWN characters with `…`.
 
-    >>> shown("compact keep the plan"), len(shown("x" * 10_000))
-    ('compact keep the plan', 200)
+    >>> shown("compact keep the plan"), len(shown("x" * 10_000)), shown("x\\udc80")
+    ('compact keep the plan', 200, 'x\\\\udc80')
     """
-    text = one_line(text)
+    text = _SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", one_line(text))
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+#: A terminal's escape sequences, 7-bit and 8-bit: CSI (`ESC [ ... m`), OSC, DCS, SOS, PM and APC strings (to their
+#: BEL or string terminator, or the text's end), and the two-character escapes (`ESC c` resets the terminal).
+_ESCAPE: Final = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+#: What is left to take out once the sequences are gone: C0, DEL and C1, which a menu would act on or show as boxes,
+#: and the line and paragraph separators, which would break its one line.
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+_SPACES: Final = re.compile(" {2,}")
+
+
+def menu_text(text: str) -> str:
+    """A text from a file as a host's command menu shows it (a saved chain's description and argument hint): its
+    escape sequences and control characters taken out, a line break or tab a space, cut to MAX_SHOWN characters
+    with `…`. The file is not the person's typing: 60,000 characters of escapes once reached a menu whole.
+
+    >>> menu_text("\\x1b[2J\\x1b]0;pwned\\x07Ships\\tit\\x9b31m now\\x7f"), len(menu_text("x" * 60_000))
+    ('Ships it now', 200)
+    """
+    text = _SPACES.sub(" ", _CONTROL.sub(" ", _ESCAPE.sub("", text))).strip(" ")
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
@@ -220,17 +266,38 @@ def ended_text(succeeded: int, failed: int, skipped: int) -> str:
 #: there a whitespace-delimited `^provider/model` token tags a model as the person's, which omp's `task` tool then
 #: offers subagents pinned to (`MODEL_MENTION_RE`, `/(^|\s)\^([^\s^]+)(?=\s|$)/g`, in omp 18.2.3's
 #: session/model-mention-syntax.ts). Whitespace is either language's, so no reading of it slips past.
-USER_ONLY_MARK: Final = re.compile(r"(?:^|(?<=[" + re.escape(JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85") + r"]))\^(?=[^^])")
+_ANY_SPACE: Final = "[" + re.escape(JS_WHITESPACE + "\x1c\x1d\x1e\x1f\x85") + "]"
+USER_ONLY_MARK: Final = re.compile(r"(?:^|(?<=" + _ANY_SPACE + r"))\^(?=[^^])")
+#: omp's magic keywords (omp 18.2.3, read in pi-coding-agent's src/modes/ultrathink.ts, orchestrate.ts, workflow.ts
+#: and magic-keyword-boundary.ts): `ultrathink` (the most thinking, and a hidden notice), `orchestrate` (a notice to
+#: dispatch subagents), `workflowz` (a notice for an eval workflow), each attributed to the person when their
+#: lowercase word stands alone in a user message. omp's own boundaries are Unicode letters, digits, `_ . / \ -`,
+#: `::` before and `(`, `.x` after; only their ASCII part stops a match here, so this finds every word omp would
+#: (and, next to a non-ASCII letter, a few it would not). A keyword is made inert by its capital: omp matches
+#: lowercase only ("Ultrathink never triggers", its own comment), and the model still reads the word.
+MAGIC_KEYWORD: Final = re.compile(
+    r"(?<![A-Za-z0-9_./\\-])(?<!::)(ultrathink|orchestrate|workflowz)(?![A-Za-z0-9_/\\-])(?!\.[A-Za-z0-9_-])(?!\()"
+)
+#: omp's turn budget (`TURN_BUDGET`, `/(?:^|\s)\+(\d+(?:\.\d+)?)([km])?(!)?(?=\s|$)/i` in src/modes/turn-budget.ts,
+#: omp 18.2.3): a standalone `+500k` sets the turn's output budget, `+500k!` a hard one. Made inert as a mark is,
+#: its sign doubled (`++500k` is no budget).
+TURN_BUDGET: Final = re.compile(
+    r"(?:^|(?<=" + _ANY_SPACE + r"))\+(?=[0-9]+(?:\.[0-9]+)?[kKmM]?!?(?:" + _ANY_SPACE + r"|\Z))"
+)
 
 
 def inert(text: str) -> str:
     """Text that is not the person's, with every host's user-only syntax in it made plain text: a mark's caret
-    doubled, which no selector takes (`^^fake/model` tags nothing).
+    doubled, which no selector takes (`^^fake/model` tags nothing), a magic keyword capitalised, a turn budget's
+    sign doubled.
 
     >>> inert("use ^fake/other-model now, 2^10 stays")
     'use ^^fake/other-model now, 2^10 stays'
+    >>> inert("ultrathink, then orchestrate +500k! (workflowz.ts, ultrathinking and c+1 stay)")
+    'Ultrathink, then Orchestrate ++500k! (workflowz.ts, ultrathinking and c+1 stay)'
     """
-    return USER_ONLY_MARK.sub("^^", text)
+    text = MAGIC_KEYWORD.sub(lambda found: found[0].capitalize(), text)
+    return TURN_BUDGET.sub("++", USER_ONLY_MARK.sub("^^", text))
 
 
 def handed(args: str, output: str) -> str:
@@ -403,6 +470,8 @@ class Key(Enum):
     DENY_NOT_ALLOWED = "deny_not_allowed"
     DENY_CHAINED = "deny_chained"
     DENY_LINE_BREAK = "deny_line_break"
+    DENY_NOT_TEXT = "deny_not_text"
+    DENY_TOO_LONG = "deny_too_long"
     DENY_ONE_QUEUED = "deny_one_queued"
     DENY_SWITCHED_OFF = "deny_switched_off"
     LOG_QUEUED = "log_queued"
@@ -451,6 +520,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         Key.DENY_LINE_BREAK: (
             "/{name} was not run: its arguments hold a line break, and only one line runs as a command. Give them "
             "on one line."
+        ),
+        Key.DENY_NOT_TEXT: (
+            "/{name} was not run: its name or arguments hold a lone surrogate (\\ud800-\\udfff), which is not text "
+            "and would reach the command as \ufffd. Give them as plain text."
+        ),
+        Key.DENY_TOO_LONG: (
+            "/{name} was not run: its arguments are {length} characters, over the {limit} a queued command may hold. "
+            "Give shorter ones."
         ),
         Key.DENY_ONE_QUEUED: (
             "/{name} was not queued: {queued} is already queued, and one command runs per turn. End the turn now."
@@ -504,6 +581,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
             "/{name} não foi executado: os argumentos contêm uma quebra de linha, e só uma linha roda como comando. "
             "Informe-os numa linha só."
         ),
+        Key.DENY_NOT_TEXT: (
+            "/{name} não foi executado: o nome ou os argumentos contêm um surrogate isolado (\\ud800-\\udfff), que "
+            "não é texto e chegaria ao comando como \ufffd. Informe-os como texto simples."
+        ),
+        Key.DENY_TOO_LONG: (
+            "/{name} não foi executado: os argumentos têm {length} caracteres, acima dos {limit} que um comando na "
+            "fila pode ter. Informe argumentos mais curtos."
+        ),
         Key.DENY_ONE_QUEUED: (
             "/{name} não entrou na fila: {queued} já está na fila, e roda um comando por turno. Encerre o turno agora."
         ),
@@ -542,6 +627,13 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         ),
         Key.DENY_CHAINED: "/{name} 没有运行：它的参数里还有其他命令，只有用户可以串联命令。请只把 /{name} 单独排队。",
         Key.DENY_LINE_BREAK: "/{name} 没有运行：它的参数里有换行，而只有一行会作为命令运行。请把参数写在一行里。",
+        Key.DENY_NOT_TEXT: (
+            "/{name} 没有运行：它的名称或参数里有单独的代理项（\\ud800-\\udfff），这不是文本，会以 \ufffd 到达命令。"
+            "请用普通文本给出。"
+        ),
+        Key.DENY_TOO_LONG: (
+            "/{name} 没有运行：它的参数有 {length} 个字符，超过了排队命令可容纳的 {limit} 个。请给出更短的参数。"
+        ),
         Key.DENY_ONE_QUEUED: "/{name} 没有排队：{queued} 已在队列中，每轮只运行一个命令。请现在结束本轮。",
         Key.DENY_SWITCHED_OFF: "/{name} 没有运行：用户已关闭你可以排队的命令。请让用户自己输入 /{name}。",
         Key.LOG_QUEUED: "模型已将 {queued} 排队；它将在本轮结束后运行（/slash-chain stop 可取消）",
@@ -590,6 +682,14 @@ CATALOGS: Final[Mapping[str, Mapping[Key, str]]] = {
         Key.DENY_LINE_BREAK: (
             "/{name} no se ejecutó: sus argumentos contienen un salto de línea, y solo una línea se ejecuta como "
             "comando. Dalos en una sola línea."
+        ),
+        Key.DENY_NOT_TEXT: (
+            "/{name} no se ejecutó: su nombre o sus argumentos contienen un sustituto suelto (\\ud800-\\udfff), que "
+            "no es texto y llegaría al comando como \ufffd. Dalos como texto simple."
+        ),
+        Key.DENY_TOO_LONG: (
+            "/{name} no se ejecutó: sus argumentos tienen {length} caracteres, más de los {limit} que puede tener un "
+            "comando en cola. Dalos más cortos."
         ),
         Key.DENY_ONE_QUEUED: (
             "/{name} no quedó en cola: {queued} ya está en cola, y se ejecuta un comando por turno. Termina el turno "

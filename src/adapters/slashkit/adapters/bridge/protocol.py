@@ -242,7 +242,7 @@ def _load(body: bytes) -> Result[Any, str]:
         return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
     try:
         text = body.decode()
-        if _too_deep(text):
+        if too_deep(text):
             return Failure(f"request nests deeper than {MAX_DEPTH} levels")
         return Success(
             json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant, object_pairs_hook=_keys_once)
@@ -253,14 +253,15 @@ def _load(body: bytes) -> Result[Any, str]:
         return Failure(str(err))
 
 
-def _too_deep(text: str) -> bool:
-    """Tells whether arrays and objects nest deeper than the bound, before reading; brackets inside strings do
-    not count. On JSON the string pattern finds exactly its strings; on anything else the count may be off, and
-    reading fails anyway."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Tells whether arrays and objects nest deeper than `limit`, before reading (Python's reader recurses, and
+    fails past its recursion limit with a RecursionError, not a JSON error); brackets inside strings do not count.
+    On JSON the string pattern finds exactly its strings; on anything else the count may be off, and reading fails
+    anyway."""
+    if text.count("[") + text.count("{") <= limit:
         return False  # the usual event: too few brackets to scan for
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > MAX_DEPTH
+    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > limit
 
 
 def _keys_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

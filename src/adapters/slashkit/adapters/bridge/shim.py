@@ -6,7 +6,6 @@ import errno
 import json
 import os
 import secrets
-import stat
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Final, get_args
 
 from slashkit.adapters.bridge import protocol, server
 from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
+from slashkit.adapters.files import read_regular
 from slashkit.core import forecast, session, texts
 from slashkit.core.chain import SEPARATOR_JS
 from slashkit.core.chain_machine import STEP_OUTPUT
@@ -186,17 +186,9 @@ def _holds(path: Path, content: bytes) -> bool:
     """Tells whether `path` is a regular file (not a link to one) holding exactly `content`; reads no more than
     that many bytes, and never waits on a pipe or a device standing at its name."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular(path, len(content) + 1) == content
     except OSError:
         return False
-    try:
-        found = os.fstat(descriptor)
-        if not stat.S_ISREG(found.st_mode) or found.st_size != len(content):
-            return False
-        with os.fdopen(descriptor, "rb", closefd=False) as file:
-            return file.read(len(content)) == content
-    finally:
-        os.close(descriptor)
 
 
 def refuse_link(path: Path) -> None:

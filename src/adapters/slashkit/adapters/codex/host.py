@@ -24,7 +24,7 @@ from slashkit.adapters.codex.protocol import (
 )
 from slashkit.adapters.codex.rpc import AppServer, CodexGone, Notification, RpcError, ServerRequest
 from slashkit.adapters.harness.events import Event, Output
-from slashkit.adapters.harness.loop import Ended, Harness, SessionSettings, step_note
+from slashkit.adapters.harness.loop import Ended, Harness, SessionSettings, step_note, typed_command
 from slashkit.core import chain_machine as m
 from slashkit.core import texts
 from slashkit.core.allowlist import CODEX
@@ -160,14 +160,14 @@ class CodexSession(Harness[Raw]):
             why = self._server.gone if self._server is not None else None
             yield Ended("failed", str(why) if why else "the Codex session is not connected")
             return
-        command, _, args = text.removeprefix("/").partition(" ")
+        command, args = typed_command(text)
         try:
-            if text.startswith("/") and command in CODEX.builtins:
+            if command in CODEX.builtins:
                 async for item in self._builtin_step(command, args, index):
                     yield item
                 return
-            items: list[UserInput] = [_text(args if text.startswith("/") else text)]
-            if text.startswith("/"):
+            items: list[UserInput] = [_text(args if command else text)]
+            if command:
                 if command not in self._skills:
                     yield Ended("failed", self._unknown(command))
                     return

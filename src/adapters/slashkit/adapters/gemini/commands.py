@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from slashkit.adapters.files import read_regular
+
 ARGS: Final = "{{args}}"
 SHELL: Final = "!{"
 FILE: Final = "@{"
@@ -71,8 +73,7 @@ def _tomls(folder: Path) -> list[Path]:
 def prompt_of(path: Path) -> str:
     """The `prompt` of a command file, or Unexpandable saying why it has none."""
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_FILE + 1)
+        raw = read_regular(path, MAX_FILE + 1)
     except OSError as error:
         raise Unexpandable(f"{path.name} cannot be read: {error.strerror}") from None
     if len(raw) > MAX_FILE:
@@ -114,11 +115,10 @@ def _files(prompt: str, command: str, project: Path) -> str:
 
 def _read(name: str, project: Path, placeholder: str) -> str:
     path = (project / name).resolve()
-    if not path.is_relative_to(project.resolve()) or not path.is_file():
+    if not path.is_relative_to(project.resolve()):
         return placeholder
     try:
-        with path.open("rb") as file:
-            return file.read(MAX_FILE).decode(errors="replace")
+        return read_regular(path, MAX_FILE).decode(errors="replace")
     except OSError:
         return placeholder
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from slashkit.adapters.bridge import protocol
+from slashkit.adapters.files import read_regular
 from slashkit.adapters.gemini import resident
 from slashkit.core import texts
 
@@ -28,7 +29,7 @@ def main() -> None:
     for raw in iter(lambda: sys.stdin.buffer.readline(MAX_LINE), b""):
         try:
             request = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # a model's arguments nested past Python's reader end no server
             continue
         if isinstance(request, dict) and "id" in request:
             reply = {"jsonrpc": "2.0", "id": request["id"], **_answer(request)}
@@ -98,7 +99,7 @@ def _session() -> str | None:
 
 def _gemini_of(path: Path) -> object:
     try:
-        state = json.loads(path.read_bytes()[: resident.MAX_STATE])
+        state = json.loads(read_regular(path, resident.MAX_STATE))
     except (OSError, ValueError):
         return None
     return state.get("gemini") if isinstance(state, dict) else None

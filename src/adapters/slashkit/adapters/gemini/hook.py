@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from slashkit.adapters.bridge import protocol
 from slashkit.adapters.bridge.shim import xdg_home
+from slashkit.adapters.files import read_regular
 from slashkit.adapters.gemini import commands, resident
 from slashkit.core import session as core_session
 from slashkit.core import texts
@@ -38,6 +39,9 @@ Json = dict[str, Any]
 Run = tuple[str, str, object]
 #: The most of a hook's input that is read (a BeforeModel payload holds the whole request: history included).
 MAX_INPUT: Final = 64 * 1024 * 1024
+#: The deepest a payload's arrays and objects may nest: far past a request's (its tool calls' arguments included),
+#: far under the depth where Python's reader gives up with a RecursionError (about 1,000).
+MAX_DEPTH: Final = 256
 #: The most of the transcript's end that is read for the typed line (its user records are small; a long reply
 #: before them is not).
 MAX_TAIL: Final = 4 * 1024 * 1024
@@ -48,18 +52,36 @@ STORE_FILE: Final = "gemini-store.json"
 
 
 def main() -> None:
-    """Reads one payload on stdin, prints the hook's answer."""
+    """Reads one payload on stdin, prints the hook's answer. A payload that cannot be read within the bounds is
+    answered with a line saying why (the person sees a hook's `systemMessage`), and the turn goes on as Gemini
+    made it; Gemini does not mind the input it could not write once the hook ended (EPIPE, read in its bundle)."""
+    payload, unread = _payload(sys.stdin.buffer.read(MAX_INPUT + 1))
     try:
-        payload = json.loads(sys.stdin.buffer.read(MAX_INPUT))
-    except ValueError:
-        payload = None
-    try:
-        out = answer(payload) if isinstance(payload, dict) else {}
+        if unread is not None:
+            out = _said([texts.CHAIN_UNAVAILABLE.format(why=f"this hook's input was not read: {unread}")])
+        else:
+            out = answer(payload) if isinstance(payload, dict) else {}
     except resident.Unavailable as gone:
         out = _said([texts.CHAIN_UNAVAILABLE.format(why=str(gone))])
     except Exception as failed:
         out = _said([texts.CHAIN_UNAVAILABLE.format(why=f"{type(failed).__name__}: {failed}"[:300])])
     print(json.dumps(out))
+
+
+def _payload(raw: bytes) -> tuple[object, str | None]:
+    """The payload read within the bounds, or None and why it could not be."""
+    if len(raw) > MAX_INPUT:
+        return None, f"it is over {MAX_INPUT // (1024 * 1024)} MiB"
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError:
+        return None, "it is not UTF-8"
+    if protocol.too_deep(text, MAX_DEPTH):
+        return None, f"it nests deeper than {MAX_DEPTH} levels"
+    try:
+        return json.loads(text), None
+    except ValueError:
+        return None, "it is not JSON"
 
 
 def answer(payload: Json) -> Json:
@@ -315,17 +337,14 @@ def _last_typed(transcript: object) -> tuple[str, str, str] | None:
     if not isinstance(transcript, str) or not transcript:
         return None
     try:
-        with open(transcript, "rb") as file:
-            file.seek(0, 2)
-            size = file.tell()
-            file.seek(max(0, size - MAX_TAIL))
-            tail = file.read(MAX_TAIL)
+        # The payload names the path: a FIFO there would hang the hook, and Gemini's turn with it.
+        tail = read_regular(transcript, MAX_TAIL, tail=True)
     except OSError:
         return None
     for raw in reversed(tail.splitlines()):
         try:
             record = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # Gemini's lines, but a line nested too deep is passed over too
             continue
         if not isinstance(record, dict) or record.get("type") != "user":
             continue
@@ -366,7 +385,7 @@ def _store_path() -> Path:
 
 def _enabled() -> bool:
     try:
-        stored = json.loads(_store_path().read_bytes()[:65536])
+        stored = json.loads(read_regular(_store_path(), 65536))
     except (OSError, ValueError):
         return True
     return not (isinstance(stored, dict) and stored.get(core_session.ENABLED_KEY) is False)
@@ -375,7 +394,7 @@ def _enabled() -> bool:
 def _store(key: str, value: object) -> None:
     path = _store_path()
     try:
-        stored = json.loads(path.read_bytes()[:65536])
+        stored = json.loads(read_regular(path, 65536))
     except (OSError, ValueError):
         stored = {}
     stored = {**(stored if isinstance(stored, Mapping) else {}), key: value}

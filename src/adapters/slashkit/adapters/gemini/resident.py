@@ -29,6 +29,7 @@ from typing import Any, Final
 from slashkit.adapters.bridge import protocol, server
 from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
 from slashkit.adapters.bridge.shim import ANSWER_TIMEOUT_MS, HELPER_MODULE, START_TIMEOUT_MS
+from slashkit.adapters.files import read_regular
 
 #: The name Gemini gives the fail tool of the extension's MCP server `slash-chain` (`mcp_<server>_<tool>`,
 #: measured on 0.61.0); the helper hears it, so that the core's fail note names it so.
@@ -202,8 +203,7 @@ def opened(sid: str) -> Iterator[Session]:
 
 def _read(path: Path) -> Json:
     try:
-        with open(path, "rb") as file:
-            state = json.loads(file.read(MAX_STATE))
+        state = json.loads(read_regular(path, MAX_STATE))
     except (OSError, ValueError):
         return {}
     return state if isinstance(state, dict) else {}

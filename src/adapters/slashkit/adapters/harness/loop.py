@@ -3,6 +3,7 @@ events, each run the core asks for becomes one query (one turn) of the host, sen
 back to the core. A host says only how to send one query and how it ended (`Harness._send`), and how to interrupt.
 """
 
+import asyncio
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Final, Generic, Self, TypedDict, TypeVar
@@ -21,7 +22,7 @@ from slashkit.core.chain import Step, holds_chain
 from slashkit.core.js_text import js_trim_end
 from slashkit.core.policy import Denied, rule_for
 from slashkit.core.saved_chain import NO_SAVED, Library
-from slashkit.core.texts import CHAIN_COMMAND
+from slashkit.core.texts import CHAIN_COMMAND, MAX_TOOL_TEXT
 
 #: The origin of what the harness types for the person: their own input, which may run anything and cancels a
 #: running chain (slashkit.core.policy). Claude Code's own name for an SDK host's turn, `sdk`, is the person's
@@ -32,10 +33,6 @@ HARNESS_ORIGIN: Final = "bridge"
 #: model's output, a message from elsewhere): it runs only what anyone may run.
 HARNESS_TEXT: Final = "harness"
 
-#: The most characters each text of a call of slashkit's tools may hold (the fail tool's `reason`, the self-command
-#: tool's `command` and `args`): the core echoes them into the answer the model reads and into the person's lines,
-#: and a /compact's instructions or a reason in one sentence are far shorter.
-MAX_TOOL_TEXT: Final = 4_000
 
 #: A host's own messages, yielded to a harness that shows everything (the SDK's `Message`, Codex's `Raw`).
 M = TypeVar("M")
@@ -59,6 +56,18 @@ def told(token: int, ended: Ended, text: str) -> tuple[s.Event, ...]:
         return (run_ended(token, ended.how, ended.output),)
     handed = () if ended.prompted else (m.PromptHanded(text),)
     return (*handed, s.RunEnded(token), m.TurnEnded(ended.how, None, ended.output))
+
+
+def typed_command(text: str) -> tuple[str, str]:
+    """The command a typed text names and its args, or ("", "") for a prompt: a text that does not start with a
+    slash and a name right after it. A slash then a space names no command: Claude Code and Codex send `/ please
+    review` to the model as typed, so it is a prompt here too, shown as typed, never as a step named `/`.
+
+    >>> typed_command("/greet Bob && /bye"), typed_command("/ please review"), typed_command("hello")
+    (('greet', 'Bob && /bye'), ('', ''), ('', ''))
+    """
+    command, _, args = text.removeprefix("/").partition(" ")
+    return (command, args) if text.startswith("/") and command else ("", "")
 
 
 def run_ended(token: int, how: StepEnd, output: str) -> s.RunEnded:
@@ -218,18 +227,18 @@ class Harness(Generic[M]):
         """
         if len(text) > self.max_typed:
             raise ValueError(f"the text is {len(text):,} characters, over the {self.max_typed:,} one query may hold")
-        command, _, args = text.removeprefix("/").partition(" ")
+        command, args = typed_command(text)
         origin = HARNESS_ORIGIN if by_person else HARNESS_TEXT
         listed = (tuple(self._builtins), tuple(self._known or ()))
-        saved = self._saved()
+        saved = await self._saved()
         calls = saved.leaving(listed[1], self._rule.builtins).named(command) is not None
-        chained = text.startswith("/") and (holds_chain(args) or calls)
-        alone = text.startswith("/") and not chained
+        chained = bool(command) and (holds_chain(args) or calls)
+        alone = bool(command) and not chained
         if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
             for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
                 yield event
             return
-        if text.startswith("/") and command == CHAIN_COMMAND:
+        if command == CHAIN_COMMAND:
             for event in self._answer(Step(command, args), self._chain_command(args, saved)):
                 yield event
             return
@@ -276,10 +285,11 @@ class Harness(Generic[M]):
         reply = self._agenda.move(typed).reply
         return reply.text if isinstance(reply, m.CommandAnswer) else ""
 
-    def _saved(self) -> Library:
+    async def _saved(self) -> Library:
         """The saved chains as their files are now; the first time in a session, the ones that are none are told
-        (as lines, with what the next `run` yields)."""
-        saved = load(self._project)
+        (as lines, with what the next `run` yields). The files are read on a thread: a folder anyone may write is
+        read off the event loop, which the host's own messages (the SDK's, the app-server's) run on."""
+        saved = await asyncio.to_thread(load, self._project)
         if not self._told_saved:
             self._told_saved = True
             self._agenda.move(s.SavedAsked(tuple(self._known or ()), saved))
@@ -340,9 +350,9 @@ class Harness(Generic[M]):
 
     async def _alone(self, text: str, origin: str) -> AsyncIterator[Event | M]:
         self._agenda.move(m.PromptSubmitted(text, origin))
-        command, _, args = text.removeprefix("/").partition(" ")
-        step = Step(command, args) if text.startswith("/") else Step("", text)
-        if text.startswith("/"):
+        command, args = typed_command(text)
+        step = Step(command, args) if command else Step("", text)
+        if command:
             yield CommandStarted(step)
             if self._known is not None and command not in self._known:
                 # Fails at once, as the same command does in a chain: the session would hand it to the model.
