@@ -33,7 +33,7 @@ from slashkit.core.interpreter import (
 )
 from slashkit.core.js_text import js_trim, js_trim_end
 from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, command_name
-from slashkit.core.program import Command, Node, is_and_list
+from slashkit.core.program import Command, Node, commands, is_and_list
 from slashkit.core.saved_chain import NO_SAVED, Library, inlined, origin_of
 from slashkit.core.texts import Wait
 
@@ -555,9 +555,10 @@ def _begin(
             return moved
         return attrs.evolve(moved, reply=CommandAnswer(texts.refused_text(call, origin)))
     if start == "saved":
-        typed = Step(program.command if isinstance(program, Command) else "", "")
-        typed = Step(typed.command, program.args if isinstance(program, Command) else "")
-        return attrs.evolve(moved, reply=CommandAnswer(texts.saved_started_text(typed, len(steps))))
+        typed = next(commands(program))
+        return attrs.evolve(
+            moved, reply=CommandAnswer(texts.saved_started_text(Step(typed.command, typed.args), len(steps)))
+        )
     return attrs.evolve(moved, reply=CommandAnswer(texts.program_started_text(len(steps))))
 
 

@@ -120,7 +120,7 @@ def starts_program(text: str) -> bool:
 def looks_like_program(text: str) -> bool:
     """Tells whether a typed line that does not parse was still meant as a program, so it is answered with where
     it went wrong rather than handed to the model: its opening word is followed by a slash command (`while /a`,
-    `{ /a`), or `for` by a name and `in`.
+    `{ /a`) or by another that looks like one (`{ { /a`), or `for` by a name and `in`.
 
     >>> looks_like_program("until /check; do /fix"), looks_like_program("while you are at it, fix it; done")
     (True, False)
@@ -132,7 +132,7 @@ def looks_like_program(text: str) -> bool:
     rest = head[len(word) :].lstrip(JS_WHITESPACE)
     if word == "for":
         return _FOR_HEAD.match(rest) is not None
-    return rest.startswith("/")
+    return rest.startswith("/") or looks_like_program(rest)
 
 
 def _ends_word(text: str, at: int) -> bool:
