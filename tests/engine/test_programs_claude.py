@@ -1,17 +1,24 @@
-"""Programs (issue 33) in the real Claude Code 2.1.328, plain `claude -p` and offline: a typed `until` decided by the
+"""Programs (issue 33) in the real Claude Code 2.1.328, offline: in plain `claude -p`, a typed `until` decided by the
 model's fail tool, a saved `for` loop over several lines with `/compact` in its body, a `while` stopped by its cap,
-`for ... || break`, and a prompt that only starts with `while`, as the person sees them (the plugin's transcript
-lines) and as the model is handed them (the scripted model server)."""
+`for ... || break`, and a prompt that only starts with `while`; in the interactive TUI, the footer mid-loop. As the
+person sees them (the plugin's transcript lines, the screen) and as the model is handed them (the scripted model
+server)."""
 
+import contextlib
+import threading
 from pathlib import Path
 
 import pytest
 
 from slashkit.adapters.claude_code.plugins import plugin_dir
-from tests.support.claude_cli import RunResult, run_print, ui_log_texts, validate
+from slashkit.core.texts import CHAIN_COMMAND
+from tests.engine.test_saved_chains_claude import footer
+from tests.support.claude_cli import Isolation, RunResult, run_print, ui_log_texts, validate
 from tests.support.model_server import ModelServer, Turn, text, tool_use
+from tests.support.tmux_claude import TMUX, TmuxClaude
 
 pytestmark = pytest.mark.engine
+interactive = pytest.mark.skipif(not Path(TMUX).exists(), reason="tmux is not installed")
 
 FAIL = tool_use("mcp__slash-chain__fail", {"reason": "the build is still red"})
 
@@ -144,3 +151,41 @@ def test_a_prompt_that_only_starts_with_while_reaches_the_model_untouched(
     assert len(handed) == 1, result.describe()
     assert handed[0].split("</system-reminder>")[-1].strip() == prompt, handed
     assert lines(result) == []
+
+
+@interactive
+def test_the_tui_footer_shows_where_the_loop_is_while_a_step_works(plugin: Path, project: Path, tmp_path: Path) -> None:
+    """`until /check; do /fix; done` typed in the interactive Claude Code: the model fails `/check` once, and while
+    `/fix`'s turn is held the footer reads `⚠ slash-chain: until 1/10 · /fix · next /check`; once `/check` passes
+    the footer is clear and the end line shows. The screens are kept beside the test's files (`screens/`)."""
+    running = f"\u26a0 {CHAIN_COMMAND}: until 1/10 · /fix · next /check"
+    screens = tmp_path / "screens"
+    screens.mkdir()
+    iso = Isolation.create(tmp_path / "iso")
+    with contextlib.ExitStack() as stack:
+        hold = threading.Event()
+        stack.callback(hold.set)
+        stack.callback(iso.cleanup)
+        script: list[Turn] = [FAIL, text("Still red."), text("Fixed.", hold=hold), text("Green.")]
+        model = stack.enter_context(ModelServer(script))
+        cli = stack.enter_context(
+            TmuxClaude(cwd=project, isolation=iso, model=model, plugin_dirs=[plugin], lifetime=180)
+        )
+        cli.send("until /check; do /fix; done")
+        # Mid-loop: the model holds /fix's request, and the footer names the loop, the step and what comes next.
+        mid = cli.wait_for(
+            lambda s: running in footer(s) and "Fix the build" in model.main_requests[-1].last_user_text(),
+            timeout=60,
+            what=f"/fix's model request, and the footer showing {running!r}",
+        )
+        (screens / "mid-loop.txt").write_text(mid)
+        hold.set()
+        end = f"{CHAIN_COMMAND}: ended: 2 succeeded, 1 failed, 0 skipped"
+        after = cli.wait_for(
+            lambda s: end in s and f"{CHAIN_COMMAND}: until" not in footer(s),
+            timeout=60,
+            what="the program's end, and the footer without its progress",
+        )
+        (screens / "after.txt").write_text(after)
+        # The dropped prompt does not stay in the prompt box, where Enter would start it again.
+        assert cli.input_line() == "", cli.describe(after)

@@ -123,6 +123,9 @@ async function lineTyped($: EngineInterface, e: Args<'prompt.submit'>): Promise<
   if (reply?.kind !== 'command.answer') return undefined
   // `claude -p` ends once its queue is empty: the program's first step is queued before the prompt is dropped.
   await drain()
+  // A dropped prompt comes back into the prompt box (measured on 2.1.328), where Enter would start the program
+  // again: the box is emptied once the hook has returned.
+  $.clock.after(0, () => void $.prompt.fill({ text: '', mode: 'replace' }).catch(() => undefined))
   return { drop: reply.text }
 }
 
