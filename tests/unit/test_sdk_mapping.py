@@ -294,3 +294,19 @@ def test_a_steps_end_reaches_the_core_as_its_runs_end_then_its_turns() -> None:
     unhooked = QueryEnd(False, 1, "hi", terminal_reason="completed")
     assert step_ended(7, unhooked, "/x") == (m.PromptHanded("/x"), s.RunEnded(7), m.TurnEnded("answer", None, "hi"))
     assert step_ended(7, ANSWERED, "/x") == (s.RunEnded(7), m.TurnEnded("answer", None, "done"))
+
+
+def test_a_sleep_is_a_pause_the_harness_waits_before_the_next_step_and_no_query_of_its_own() -> None:
+    agenda, query, chain = typed("x && sleep 2m && /b")
+    ended(agenda, query, RAN)
+
+    assert agenda.next_run() is None
+    assert agenda.pause == 60.0  # the first minute; the status area counts down each minute
+    agenda.paused()
+    assert agenda.next_run() is None
+    assert agenda.pause == 60.0
+    agenda.paused()
+    second = agenda.next_run()
+
+    assert second is not None and second.step == B
+    assert agenda.pause == 0.0

@@ -63,7 +63,7 @@ class Agenda:
 
     session: s.Session
     store: SettingStore
-    _due: deque[tuple[int, s.StepStarted | None]] = field(factory=deque)
+    _due: deque[tuple[int, s.StepStarted | None, int]] = field(factory=deque)
     _runs: deque[Query] = field(factory=deque)
     _loose: list[Event] = field(factory=list)
     _chains: dict[int, list[Event]] = field(factory=dict)
@@ -94,12 +94,22 @@ class Agenda:
         return moved
 
     def next_run(self) -> Query | None:
-        """The next query to send, once the one in flight ended: every timer is due then, and fires (timers the
-        firing starts too), in the order the core started them."""
-        while self._due:
-            token, started = self._due.popleft()
+        """The next query to send, once the one in flight ended: every timer of no delay is due then, and fires
+        (timers the firing starts too), in the order the core started them, up to one that waits (a `sleep`'s)."""
+        while self._due and self._due[0][2] == 0:
+            token, started, _ = self._due.popleft()
             self.move(s.TimerFired(token), started)
         return self._runs.popleft() if self._runs else None
+
+    @property
+    def pause(self) -> float:
+        """How long, in seconds, the first timer left waits (a `sleep`'s); 0 when none does."""
+        return self._due[0][2] / 1000 if self._due else 0.0
+
+    def paused(self) -> None:
+        """The first timer has waited its time: it is due now."""
+        token, started, _ = self._due.popleft()
+        self._due.appendleft((token, started, 0))
 
     def flush(self, chain: int | None) -> list[Event]:
         """The events not yet yielded, for the `run` that iterates this chain (None: it runs none)."""
@@ -113,8 +123,8 @@ class Agenda:
                 self._loose.append(Line(text))
             case s.Toast(text):
                 self._loose.append(Notice(text))
-            case s.After(token=token):
-                self._due.append((token, started))
+            case s.After(ms, token):
+                self._due.append((token, started, ms))
             case s.Run(command, args, token):
                 self._runs.append(Query(Step(command, args), token, started))
             case m.SaveEnabled(on):

@@ -307,6 +307,11 @@ class Harness(Generic[M]):
                 query = self._agenda.next_run()
             for flushed in self._agenda.flush(chain if query is None or query.started is not None else None):
                 yield flushed
+            if query is None and self._agenda.pause > 0:
+                # A `sleep`: no query and no turn while it waits; cancelling the run (Ctrl-C) ends the wait.
+                await asyncio.sleep(self._agenda.pause)
+                self._agenda.paused()
+                continue
             if query is None:
                 return
             async for event in self._step(query) if query.started is not None else self._builtin(query):
