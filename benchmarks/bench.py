@@ -97,11 +97,14 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-def helper_round_trips(events: int) -> dict[str, float]:
-    """Starts the helper as the mod does and times `events` events over one keep-alive connection."""
+def helper_round_trips(events: int, program: bool = False) -> dict[str, float]:
+    """Starts the helper as the mod does and times `events` events over one keep-alive connection: a two-step chain
+    with a prompt step, or (`program`) the steps of a loop of local commands at its default cap (10 iterations, then
+    typed again), each move foreseen 64 moves ahead."""
     started = time.perf_counter()
+    env = dict(os.environ)
     child = subprocess.Popen(
-        [sys.executable, "-m", "slashkit.adapters.bridge.helper"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "slashkit.adapters.bridge.helper"], stdout=subprocess.PIPE, text=True, env=env
     )
     assert child.stdout is not None
     ready = child.stdout.readline()
@@ -118,6 +121,13 @@ def helper_round_trips(events: int) -> dict[str, float]:
         assert "error" not in answer, answer
         return answer
 
+    # A loop typed as a program, its steps' timers and runs reported as a host that does not apply forecasts would.
+    while program and len(times) < events:
+        moved = send("LineTyped", {"text": "while /a; do /b x; done", "origin": "composer", "enabled": True})
+        while len(times) < events and (timers := [fx for fx in moved["effects"] if fx["kind"] == "after"]):
+            fired = send("TimerFired", {"token": timers[0]["token"]})
+            [run] = [fx for fx in fired["effects"] if fx["kind"] == "run"]
+            moved = send("RunEnded", {"token": run["token"]})
     # A realistic mix: a two-step chain of a prompt step, with the person's prompts and turn ends around it.
     while len(times) < events:
         typed = send("ChainTyped", {"command": "review", "args": "x && /test", "origin": "composer", "enabled": True})
@@ -323,6 +333,11 @@ def main() -> None:
     say(
         f"- helper over its socket, {helper['n']:.0f} events: p50 {helper['p50']:.3f} ms, p99 {helper['p99']:.3f} ms; "
         f"READY after {helper['ready_ms']:.0f} ms; peak RSS {helper['peak_mib']:.1f} MiB"
+    )
+    loop = helper_round_trips(2000, program=True)
+    say(
+        f"- a program's moves (`while /a; do /b x; done`, local steps) over the socket, {loop['n']:.0f} events: "
+        f"p50 {loop['p50']:.3f} ms, p99 {loop['p99']:.3f} ms"
     )
     cold = cold_starts()
     say(

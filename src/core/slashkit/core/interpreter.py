@@ -12,6 +12,7 @@ each command's status: success when it ended well, failure when it did not, None
 from running (it then keeps the last status, as a command an operator skips does).
 """
 
+import collections
 import functools
 import re
 from collections.abc import Generator, Iterator
@@ -177,15 +178,26 @@ def advance(run: Run) -> Advanced:
     >>> [line.step.name for line in go.lines], go.next.step.name
     (['/b'], '/c')
     """
+    resumed = _paused.pop(_place(run, len(run.statuses) - 1), None) if run.statuses else None
+    if resumed is not None:
+        # The walk that stopped at this run's last command goes on from there: a move costs the steps it makes.
+        walker, program = resumed
+        return _walked(run, walker, program, len(run.statuses))
     walker = _Walker(run)
-    program = walker.run(run.program, "&&")
+    return _walked(run, walker, walker.run(run.program, "&&"), 0)
+
+
+def _walked(run: Run, walker: "_Walker", program: "_Walk", answered: int) -> Advanced:
+    """Walks on, sent the run's last status (`answered`, of them all: a walk that stopped at the last command) or from
+    the start (0), to the command or wait after the last status, or to the end; a walk that stops at a command is
+    kept to go on from (`_paused`)."""
     lines: list[Line] = []
-    answered = 0
     try:
-        said = next(program)
+        said = program.send(run.statuses[answered - 1]) if answered else next(program)
         while True:
             if isinstance(said, Asked | Napping):
                 if answered == len(run.statuses):
+                    _pause(_place(run, answered), walker, program)
                     return Advanced(tuple(lines), said, walker.seen)
                 answered += 1
                 said = program.send(run.statuses[answered - 1])
@@ -199,6 +211,26 @@ def advance(run: Run) -> Advanced:
     except _Bound:
         lines.append(Bounded(MAX_STEPS))
         return Advanced(tuple(lines), Finished("failure"), walker.seen)
+
+
+#: Where a walk stands: the program, the statuses it was sent, and the cap it runs under (the output handed on is
+#: no part of where it goes).
+_Place = tuple[Node, tuple["Status | None", ...], int]
+#: Walks stopped at a command, by where they stand, to go on from when that command's status comes; each goes on
+#: once (a generator cannot be copied), and a move asked of a place kept nowhere is walked from the start.
+_paused: "collections.OrderedDict[_Place, tuple[_Walker, _Walk]]" = collections.OrderedDict()
+#: How many stopped walks are kept: a host asks for the next move of the newest few states.
+PAUSED: Final = 64
+
+
+def _place(run: Run, statuses: int) -> _Place:
+    return (run.program, run.statuses[:statuses], run.loop_cap)
+
+
+def _pause(place: _Place, walker: "_Walker", program: "_Walk") -> None:
+    _paused[place] = (walker, program)
+    while len(_paused) > PAUSED:
+        _paused.popitem(last=False)
 
 
 def ahead(run: Run, status: Status | None) -> Advanced:
