@@ -297,7 +297,7 @@ def test_a_steps_end_reaches_the_core_as_its_runs_end_then_its_turns() -> None:
 
 
 def test_a_sleep_is_a_pause_the_harness_waits_before_the_next_step_and_no_query_of_its_own() -> None:
-    agenda, query, chain = typed("x && sleep 2m && /b")
+    agenda, query, _ = typed("x && sleep 2m && /b")
     ended(agenda, query, RAN)
 
     assert agenda.next_run() is None

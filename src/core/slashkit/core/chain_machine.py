@@ -643,9 +643,9 @@ def _go_on(
                 end = texts.done_text(total) if clean else texts.ended_text(total, tally.failed, tally.skipped)
                 ended = ChainEnded(r.chain, Outcome(status, False, tally))
                 return Transition(attrs.evolve(state, running=None), (*effects, *lines, Log(end), ended))
-            case Napping(seconds, where):
+            case Napping(seconds):
                 nap = Step("sleep", texts.duration(seconds))
-                new = Running(r.chain, advanced.seen, r.total, nap, run, r.steps, r.number, where, napping=seconds)
+                new = Running(r.chain, advanced.seen, r.total, nap, run, r.steps, r.number, napping=seconds)
                 new = attrs.evolve(new, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule)
                 timer = _nap_timer(r.chain, new.index, seconds)
                 return Transition(attrs.evolve(state, running=new), (*effects, *lines, timer))

@@ -122,7 +122,6 @@ class Napping:
     """Wait this many seconds (`sleep`), then go on as after a success."""
 
     seconds: int
-    where: Where
 
 
 @frozen
@@ -327,7 +326,7 @@ class _Walker:
 
     def _sleep(self, seconds: int) -> _Walk:
         self._count()
-        yield Napping(seconds, Where(tuple(self.loops), tuple(self.calls)))
+        yield Napping(seconds)
         self.status = "success"
         self.ran_ok = False
         return self.status
