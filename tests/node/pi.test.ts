@@ -172,6 +172,49 @@ test("a line the core does not take, and any other line, goes to pi's own editor
   assert.equal(pi.compactions, 0)
 })
 
+test('a prompt that opens a loop goes to the core; a program is handled with its line and its steps run, any other goes on', async () => {
+  helper.answer = programOfTwo()
+  const prose = 'while you are at it, fix the typo; done means green'
+  await pi.type(prose)
+  await pi.type(PROGRAM)
+  await until(() => pi.lines.includes('all 2 command(s) ran'), 'the program to end')
+  const typed = { text: PROGRAM, origin: 'composer', enabled: true, builtins: ['compact'], commands: COMMANDS }
+  assert.deepEqual(helper.sent.find(s => s.event === 'LineTyped' && s.e['text'] === PROGRAM)?.e, typed)
+  assert.deepEqual(helper.sent.filter(s => s.event === 'LineTyped').map(s => s.e['text']), [prose, PROGRAM])
+  // The prompt the core did not take reaches the model as typed; the program never does, its steps do.
+  assert.deepEqual(pi.asked, [prose, 'Say hello to Bob', 'Say bye to Bob'])
+  assert.deepEqual(pi.lines, [PROGRAM_RUNS, '1/2: /greet Bob', '2/2: /bye Bob', 'all 2 command(s) ran'])
+})
+
+test('in print mode (no UI) a typed program returns once its steps ran: pi -p ends when the input returns', async () => {
+  helper.answer = programOfTwo()
+  pi.context.hasUI = false
+  // Without a UI the lines go to stderr, as in `pi -p`.
+  const printed: string[] = []
+  const write = process.stderr.write
+  process.stderr.write = (text: string | Uint8Array) => printed.push(String(text)) > 0
+  try {
+    await pi.type(PROGRAM)
+  } finally {
+    process.stderr.write = write
+  }
+  assert.deepEqual(pi.asked, ['Say hello to Bob', 'Say bye to Bob'])
+  assert.equal(printed.join(''), `${PROGRAM_RUNS}\n1/2: /greet Bob\n2/2: /bye Bob\nall 2 command(s) ran\n`)
+})
+
+const PROGRAM = 'for w in Bob; do /greet $w && /bye $w; done'
+const PROGRAM_RUNS = 'a program of 2 command(s) runs'
+
+/** The core's answers for PROGRAM: its steps as a saved chain's (`savedShip`); no reply for any other prompt. */
+function programOfTwo(): (sent: Sent) => Response {
+  const steps = savedShip()
+  return sent => {
+    if (sent.event !== 'LineTyped') return steps(sent)
+    if (sent.e['text'] !== PROGRAM) return {}
+    return { ...steps({ ...sent, event: 'ChainTyped' }), reply: { kind: 'command.answer', text: PROGRAM_RUNS } }
+  }
+}
+
 /** The core's answers for a saved chain `ship` (`/greet $1 && /bye $1`) and a shadowed `greet`, each report asked. */
 function savedShip(): (sent: Sent) => Response {
   const wants = ['TurnEnded', 'PromptHanded']
