@@ -188,19 +188,34 @@ test('a prompt that opens a loop goes to the core; a program is handled with its
 
 test('in print mode (no UI) a typed program returns once its steps ran: pi -p ends when the input returns', async () => {
   helper.answer = programOfTwo()
+  const printed = await printing(() => pi.type(PROGRAM))
+  assert.deepEqual(pi.asked, ['Say hello to Bob', 'Say bye to Bob'])
+  assert.deepEqual(printed, [PROGRAM_RUNS, '1/2: /greet Bob', '2/2: /bye Bob', 'all 2 command(s) ran'])
+})
+
+test('in print mode a typed program whose helper is gone mid-way returns, with one line saying why', async () => {
+  const steps = programOfTwo()
+  helper.answer = sent => (sent.event === 'TurnEnded' ? { raw: { status: 500, text: 'down' } } : steps(sent))
+  const printed = await printing(() => pi.type(PROGRAM))
+  assert.deepEqual(pi.asked, ['Say hello to Bob'])
+  assert.deepEqual(printed.slice(0, 2), [PROGRAM_RUNS, '1/2: /greet Bob'])
+  assert.equal(printed.length, 3)
+  assert.ok(printed[2]?.startsWith(UNAVAILABLE.split('{why}')[0] ?? '?'), printed[2])
+})
+
+/** The lines `run` printed with no UI (as `pi -p`, where they go to stderr). */
+async function printing(run: () => Promise<void>): Promise<string[]> {
   pi.context.hasUI = false
-  // Without a UI the lines go to stderr, as in `pi -p`.
   const printed: string[] = []
   const write = process.stderr.write
   process.stderr.write = (text: string | Uint8Array) => printed.push(String(text)) > 0
   try {
-    await pi.type(PROGRAM)
+    await run()
   } finally {
     process.stderr.write = write
   }
-  assert.deepEqual(pi.asked, ['Say hello to Bob', 'Say bye to Bob'])
-  assert.equal(printed.join(''), `${PROGRAM_RUNS}\n1/2: /greet Bob\n2/2: /bye Bob\nall 2 command(s) ran\n`)
-})
+  return printed.join('').split('\n').slice(0, -1)
+}
 
 const PROGRAM = 'for w in Bob; do /greet $w && /bye $w; done'
 const PROGRAM_RUNS = 'a program of 2 command(s) runs'
