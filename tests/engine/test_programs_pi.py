@@ -43,6 +43,9 @@ LOOP_LINES = [
     "/fix failed: the model reported it failed: the build is still red",
     "ended: 1 succeeded, 1 failed, 0 skipped",
 ]
+#: What the model is handed for LOOP, request by request (each one's first line): the third is the fail tool's answer,
+#: after which the model ends its turn; `c` is never asked for.
+LOOP_ASKED = ["Fix the build: a", "Fix the build: b", "Fix the build: b"]
 
 
 def _print(tmp_path: Path, line: str, script: list[Turn]) -> Ran:
@@ -59,8 +62,7 @@ def test_a_typed_for_loop_breaks_at_the_first_word_whose_step_fails(tmp_path: Pa
     ran = _print(tmp_path, LOOP, [text("Fixed a."), FAIL, text("Could not fix b.")])
     assert ran.status == 0, ran.lines
     assert ran.lines == LOOP_LINES, ran.lines
-    # The third request: the fail tool's answer, after which the model ends its turn; `c` is never asked for.
-    assert _firsts(ran.asked()) == ["Fix the build: a", "Fix the build: b", "Fix the build: b"]
+    assert _firsts(ran.asked()) == LOOP_ASKED
     # The typed program itself never reaches the model.
     assert "for w in" not in ran.sent()
 
@@ -74,8 +76,7 @@ def test_a_typed_for_loop_in_rpc_mode(tmp_path: Path) -> None:
         finally:
             session.close()
     assert session.lines() == LOOP_LINES, session.lines()
-    asked = _firsts([r.last_user_text() for r in model.requests])
-    assert asked == ["Fix the build: a", "Fix the build: b", "Fix the build: b"]
+    assert _firsts([r.last_user_text() for r in model.requests]) == LOOP_ASKED
     assert "for w in" not in "\n".join(json.dumps(r.body) for r in model.requests)
 
 
@@ -119,6 +120,17 @@ def test_a_prompt_that_only_starts_with_while_reaches_the_model_untouched(tmp_pa
     assert ran.stdout == "Done.\n"
 
 
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="no tmux: scripts/setup.sh installs it")
+def test_a_typed_for_loop_in_pis_tui(tmp_path: Path) -> None:
+    with tui_on(Pi(tmp_path), [text("Fixed a."), FAIL, text("Could not fix b.")], TEMPLATES) as (tui, model, _):
+        tui.wait(lambda s: "slashkit" in s)
+        tui.type(LOOP)
+        screen = tui.wait(lambda s: LOOP_LINES[-1] in s)
+    _loop_shown(screen)
+    assert _firsts([r.last_user_text() for r in model.requests]) == LOOP_ASKED
+    assert "for w in" not in "\n".join(r.all_text() for r in model.requests)
+
+
 @pytest.mark.skipif(not omp_available(), reason="no omp: scripts/setup.sh installs @oh-my-pi/pi-coding-agent 18.2.3")
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="no tmux: scripts/setup.sh installs it")
 def test_a_typed_for_loop_in_omps_tui(tmp_path: Path) -> None:
@@ -128,14 +140,18 @@ def test_a_typed_for_loop_in_omps_tui(tmp_path: Path) -> None:
     with tui_on(Omp(tmp_path), [text("Fixed a."), fail, text("Could not fix b.")], TEMPLATES) as (tui, model, _):
         tui.wait(lambda s: "fake-model" in s)
         tui.type(LOOP)
-        screen = tui.wait(lambda s: "ended: 1 succeeded, 1 failed, 0 skipped" in s)
-    shown = [line.strip() for line in screen.splitlines() if line.strip()]
-    # omp's TUI shows a notice in place of the one before it when nothing came between (measured on 18.2.3, as pi's
-    # `showStatus`): of `for 1/3: a`, `1/1: /fix a` and the core's answer, the answer stays; `1/1: /fix b` replaces
-    # `for 2/3: b`, and the chain's end the step's failure.
-    seen = ["a program of 1 command(s) runs", "Fixed a.", "1/1: /fix b", "Could not fix b.", LOOP_LINES[-1]]
-    assert [shown.index(line) for line in seen] == sorted(shown.index(line) for line in seen), screen
+        screen = tui.wait(lambda s: LOOP_LINES[-1] in s)
+    _loop_shown(screen)
     # omp puts a system reminder (the date, the folder) before the first prompt of a session.
     asked = [r.last_user_text().rsplit("</system-reminder>\n", 1)[-1].split("\n")[0] for r in model.requests]
-    assert asked == ["Fix the build: a", "Fix the build: b", "Fix the build: b"], asked
+    assert asked == LOOP_ASKED, asked
     assert "for w in" not in "\n".join(r.all_text() for r in model.requests)
+
+
+def _loop_shown(screen: str) -> None:
+    """LOOP's lines on a TUI's screen. pi's and omp's TUIs show a notice in place of the one before it when nothing came
+    between (pi's `showStatus`, measured on pi 1.6.0 and omp 18.2.3): of `for 1/3: a`, `1/1: /fix a` and the core's
+    answer, the answer stays; `1/1: /fix b` replaces `for 2/3: b`, and the chain's end the step's failure."""
+    shown = [line.strip() for line in screen.splitlines() if line.strip()]
+    seen = ["a program of 1 command(s) runs", "Fixed a.", "1/1: /fix b", "Could not fix b.", LOOP_LINES[-1]]
+    assert [shown.index(line) for line in seen] == sorted(shown.index(line) for line in seen), screen
