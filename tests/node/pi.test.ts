@@ -172,6 +172,64 @@ test("a line the core does not take, and any other line, goes to pi's own editor
   assert.equal(pi.compactions, 0)
 })
 
+test('a prompt that opens a loop goes to the core; a program is handled with its line and its steps run, any other goes on', async () => {
+  helper.answer = programOfTwo()
+  const prose = 'while you are at it, fix the typo; done means green'
+  await pi.type(prose)
+  await pi.type(PROGRAM)
+  await until(() => pi.lines.includes('all 2 command(s) ran'), 'the program to end')
+  const typed = { text: PROGRAM, origin: 'composer', enabled: true, builtins: ['compact'], commands: COMMANDS }
+  assert.deepEqual(helper.sent.find(s => s.event === 'LineTyped' && s.e['text'] === PROGRAM)?.e, typed)
+  assert.deepEqual(helper.sent.filter(s => s.event === 'LineTyped').map(s => s.e['text']), [prose, PROGRAM])
+  // The prompt the core did not take reaches the model as typed; the program never does, its steps do.
+  assert.deepEqual(pi.asked, [prose, 'Say hello to Bob', 'Say bye to Bob'])
+  assert.deepEqual(pi.lines, [PROGRAM_RUNS, '1/2: /greet Bob', '2/2: /bye Bob', 'all 2 command(s) ran'])
+})
+
+test('in print mode (no UI) a typed program returns once its steps ran: pi -p ends when the input returns', async () => {
+  helper.answer = programOfTwo()
+  const printed = await printing(() => pi.type(PROGRAM))
+  assert.deepEqual(pi.asked, ['Say hello to Bob', 'Say bye to Bob'])
+  assert.deepEqual(printed, [PROGRAM_RUNS, '1/2: /greet Bob', '2/2: /bye Bob', 'all 2 command(s) ran'])
+})
+
+test('in print mode a typed program whose helper is gone mid-way returns, with one line saying why', async () => {
+  const steps = programOfTwo()
+  helper.answer = sent => (sent.event === 'TurnEnded' ? { raw: { status: 500, text: 'down' } } : steps(sent))
+  const printed = await printing(() => pi.type(PROGRAM))
+  assert.deepEqual(pi.asked, ['Say hello to Bob'])
+  assert.deepEqual(printed.slice(0, 2), [PROGRAM_RUNS, '1/2: /greet Bob'])
+  assert.equal(printed.length, 3)
+  assert.ok(printed[2]?.startsWith(UNAVAILABLE.split('{why}')[0] ?? '?'), printed[2])
+})
+
+/** The lines `run` printed with no UI (as `pi -p`, where they go to stderr). */
+async function printing(run: () => Promise<void>): Promise<string[]> {
+  pi.context.hasUI = false
+  const printed: string[] = []
+  const write = process.stderr.write
+  process.stderr.write = (text: string | Uint8Array) => printed.push(String(text)) > 0
+  try {
+    await run()
+  } finally {
+    process.stderr.write = write
+  }
+  return printed.join('').split('\n').slice(0, -1)
+}
+
+const PROGRAM = 'for w in Bob; do /greet $w && /bye $w; done'
+const PROGRAM_RUNS = 'a program of 2 command(s) runs'
+
+/** The core's answers for PROGRAM: its steps as a saved chain's (`savedShip`); no reply for any other prompt. */
+function programOfTwo(): (sent: Sent) => Response {
+  const steps = savedShip()
+  return sent => {
+    if (sent.event !== 'LineTyped') return steps(sent)
+    if (sent.e['text'] !== PROGRAM) return {}
+    return { ...steps({ ...sent, event: 'ChainTyped' }), reply: { kind: 'command.answer', text: PROGRAM_RUNS } }
+  }
+}
+
 /** The core's answers for a saved chain `ship` (`/greet $1 && /bye $1`) and a shadowed `greet`, each report asked. */
 function savedShip(): (sent: Sent) => Response {
   const wants = ['TurnEnded', 'PromptHanded']

@@ -6,7 +6,7 @@
  * `CustomEditor`); nothing else comes from npm.
  */
 import { CustomEditor, type ExtensionAPI, type ExtensionCommandContext, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
-import { ask, bounded, boundedInput, close, link, wanted, Work, type Answer, type Host, type Ticket } from './client.js'
+import { ask, bounded, boundedInput, close, link, opensProgram, wanted, Work, type Answer, type Host, type Ticket } from './client.js'
 import * as facts from './host.js'
 import { enabled, nodeHost, switchedOn } from './node-host.js'
 import { STEP_OUTPUT } from './wire.js'
@@ -35,6 +35,13 @@ export default function slashkit(pi: ExtensionAPI): void {
   const work = new Work()
   const track = <T>(p: Promise<T>): Promise<T> => work.track(p)
   let idle: (() => void)[] = []
+  /** Whether a chain runs, as the core's status line says (its `progress`, null once the chain ended); who waits. */
+  let running = false
+  const ends: (() => void)[] = []
+  const over = (): void => {
+    running = false
+    for (const done of ends.splice(0)) done()
+  }
 
   /** A transcript line: the person sees it (a notice, or stderr without a UI); it never enters the model's context. */
   const line = (text: string): void => {
@@ -81,6 +88,8 @@ export default function slashkit(pi: ExtensionAPI): void {
     // Print mode has no UI, and its lines on stderr say as much.
     progress: text => {
       if (ctx?.hasUI === true) ctx.ui.setStatus(facts.CHAIN_COMMAND, text ?? undefined)
+      if (text === null) over()
+      else running = true
     },
     // The next step must be sent before `agent_settled` returns, or `pi -p` exits first (docs/pi.md): what it
     // waits for is every timer and every exchange with the helper under way.
@@ -137,6 +146,24 @@ export default function slashkit(pi: ExtensionAPI): void {
   }
 
   /**
+   * A prompt that opens a loop or a group (`for w in a b; do /x $w; done`) goes to the core (`LineTyped`): a program
+   * runs as a saved chain's steps do, and the prompt is handled with the core's line (true); anything else (a prompt
+   * that only starts with `while`) is the person's, and goes on as typed (false). `pi -p` disposes the session once
+   * the handled input returned (print-mode.js, measured on 1.6.0), and pi hands an `input` handler no `waitForIdle`:
+   * without a UI this waits until the chain ended (the core clears its status line) or the helper is gone.
+   */
+  const typedProgram = async (text: string, origin: string): Promise<boolean> => {
+    const reply = (await ask(host, 'LineTyped', { text, origin, enabled: enabled(), builtins: BUILTINS, commands: names() }))?.reply
+    if (reply?.kind !== 'command.answer') return false
+    line(reply.text)
+    if (ctx?.hasUI === true) return true
+    await drain()
+    if (running) await new Promise<void>(done => ends.push(done))
+    await drain()
+    return true
+  }
+
+  /**
    * pi's command names as the core hears them: what `pi.getCommands()` lists (templates, skills, extensions'; not the
    * built-ins, which the core knows) but the saved chains this extension registered, and `/slash-chain`, which `input`
    * reads.
@@ -181,6 +208,7 @@ export default function slashkit(pi: ExtensionAPI): void {
       return { action: 'handled' }
     }
     if (e.source === 'extension') return { action: 'continue' }
+    if (opensProgram(e.text) && (await typedProgram(e.text, originOf(e.source)))) return { action: 'handled' }
     const typed = chained(e.text)
     if (typed !== undefined) return chain(...typed)
     if (wanted('PromptSubmitted', host.link)) await ask(host, 'PromptSubmitted', { text: bounded(e.text), origin: originOf(e.source) })
@@ -236,6 +264,8 @@ export default function slashkit(pi: ExtensionAPI): void {
     if (wanted('TurnEnded', host.link)) await ask(host, 'TurnEnded', ended)
     // pi runs what this handler sends once it returned, and `pi -p` exits when nothing was sent (measured on 1.6.0).
     await drain()
+    // A helper gone mid-chain never says the chain ended: a program waiting for its end (`typedProgram`) stops.
+    if (host.link?.helper === undefined) over()
   })
 
   // The helper's pipes would keep `pi -p` alive after its prompt: it is asked to leave with the session.
