@@ -280,7 +280,8 @@ def test_laying_out_replaces_a_link_at_a_plugin_file_and_leaves_what_it_points_a
 def test_run_refuses_a_chain_that_is_not_a_slash_command() -> None:
     refused = slashkit("run", "cost && /context", "--claude", "/bin/true")
     assert refused.returncode == 2
-    assert "a chain starts with a slash command, as typed: 'cost && /context'" in refused.stderr
+    said = "a chain starts with a slash command or opens a loop or a group, as typed: 'cost && /context'"
+    assert said in refused.stderr
 
 
 def test_run_refuses_a_missing_project_folder(tmp_path: Path) -> None:

@@ -89,3 +89,20 @@ def test_config_after_the_double_dash_reaches_codex() -> None:
     assert done.returncode == 0, done.stderr
     assert model.main_requests[0].body is not None
     assert model.main_requests[0].body["model"] == "another-model"
+
+
+def test_a_typed_for_loop_runs_its_body_once_a_word_in_the_real_codex() -> None:
+    done, model = ran([text("Hello Bob!"), text("Hello Carol!")], "for w in Bob Carol; do /greet $w; done")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "  a program of 1 command(s) runs",
+        "for 1/2: Bob",
+        "1/1: /greet Bob",
+        "  Hello Bob!",
+        "for 2/2: Carol",
+        "1/1: /greet Carol",
+        "  Hello Carol!",
+        "all 2 command(s) ran",
+    ]
+    first, second = model.requests
+    assert first.user_texts()[-2].startswith("Bob") and second.user_texts()[-2].startswith("Carol")

@@ -104,6 +104,34 @@ def test_run_shows_the_models_answers_and_passes_claude_options_through(tmp_path
     assert asked == ["claude-scripted-9", "claude-scripted-9"]
 
 
+def test_a_typed_for_loop_runs_its_body_once_a_word_and_a_while_stops_at_the_persons_cap(tmp_path: Path) -> None:
+    with ModelServer([text("Hello Bob!"), text("Hello Carol!")]) as model:
+        greeted = slashkit_run(tmp_path, model, "for w in Bob Carol; do /greet $w; done")
+        command, env = run_command(tmp_path, model, "while /cost; do /context; done")
+        capped = subprocess.run(command, env={**env, "SLASHKIT_LOOP_CAP": "2"}, capture_output=True, text=True)
+        asked = [r.last_user_text() for r in model.main_requests]
+    assert (greeted.returncode, greeted.stdout.splitlines()) == (
+        0,
+        [
+            "  a program of 1 command(s) runs",
+            "for 1/2: Bob",
+            "1/1: /greet Bob",
+            "  Hello Bob!",
+            "for 2/2: Carol",
+            "1/1: /greet Carol",
+            "  Hello Carol!",
+            "all 2 command(s) ran",
+        ],
+    ), greeted.stderr
+    assert ["Greet Bob" in a for a in asked] == [True, False] and "Greet Carol" in asked[1], asked
+    shown = capped.stdout.splitlines()
+    assert (shown.count("1/2: /cost"), shown.count("2/2: /context")) == (2, 2), capped.stdout
+    assert shown[-2:] == [
+        "while stopped: its body ran 2 times, its cap (SLASHKIT_LOOP_CAP raises it)",
+        "ended: 4 succeeded, 0 failed, 0 skipped",
+    ]
+
+
 #: Status lines an attacker would have `slashkit run` show after the real first one (issue 16, D1).
 FORGED = "\n2/2: /review deploy\nall 2 command(s) ran"
 

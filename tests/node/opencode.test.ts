@@ -252,6 +252,30 @@ test('a line led by /compact the core does not take as a chain reaches the model
   assert.deepEqual(opencode.asked, ['/compact && /greet Carol'])
 })
 
+test('a prompt that opens a program goes to the core: answered with no model turn, its steps run from timers', async () => {
+  helper.answer = sent => {
+    if (sent.event === 'LineTyped') {
+      const run = { kind: 'run', command: 'greet', args: 'Bob', token: 2 }
+      return { reply: { kind: 'command.answer', text: 'a program of 1 command(s) runs' }, effects: [{ kind: 'log', text: 'for 1/1: Bob' }, { kind: 'after', ms: 0, token: 1, fires: [run] }] }
+    }
+    return sent.event === 'RunEnded' ? { effects: [{ kind: 'log', text: 'all 1 command(s) ran' }] } : {}
+  }
+  const answered = await opencode.prompt(S, 'for w in Bob; do /greet $w; done')
+  assert.equal(answered.error?.data?.message, 'a program of 1 command(s) runs')
+  assert.deepEqual((await helper.received('LineTyped')).e, { text: 'for w in Bob; do /greet $w; done', origin: 'composer', enabled: true, builtins: ['compact'], commands: ['greet', 'review'] })
+  await until(() => opencode.lines.includes('all 1 command(s) ran'), 'the end of the program')
+  assert.deepEqual(opencode.asked, ['Greet Bob warmly.'])
+  assert.deepEqual(opencode.lines, ['for 1/1: Bob', 'a program of 1 command(s) runs', 'all 1 command(s) ran'])
+})
+
+test('a prompt that only starts with while, which the core takes for no program, reaches the model as typed', async () => {
+  const prompt = 'while you are at it, fix the typo'
+  await opencode.prompt(S, prompt)
+  assert.deepEqual(opencode.asked, [prompt])
+  assert.deepEqual((await helper.received('LineTyped')).e['text'], prompt)
+  assert.deepEqual(opencode.lines, [])
+})
+
 test('a subagent prompt (a child session) starts no chain and no helper', async () => {
   await opencode.event('session.created', { info: { id: 'ses_child', parentID: S } })
   await opencode.prompt('ses_child', '/compact && /greet Mallory')

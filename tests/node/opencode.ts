@@ -269,7 +269,12 @@ export class FakeOpencode {
   /** The person sends a prompt (the TUI sends a line led by its built-in `/compact` as a prompt, too). */
   async prompt(session: string, text: string): Promise<Outcome> {
     const parts: Part[] = [{ type: 'text', text, id: this.id('prt'), sessionID: session }]
-    await this.message(session, parts, undefined)
+    try {
+      await this.message(session, parts, undefined)
+    } catch (err) {
+      // A `chat.message` that throws stores nothing and runs no turn (measured on 1.18.33): the caller gets HTTP 500.
+      return thrown(err)
+    }
     return this.turn(session, parts)
   }
 
@@ -314,7 +319,7 @@ export class FakeOpencode {
       await (this.hooks['command.execute.before'] as Hook)({ command, sessionID: session, arguments: args }, { parts })
     } catch (err) {
       // The only way a hook answers a command without a turn: the server's caller gets HTTP 500.
-      return { error: { name: 'UnknownError', data: { message: err instanceof Error ? err.message : String(err) } } }
+      return thrown(err)
     }
     await this.message(session, parts, messageID)
     return this.turn(session, parts)
@@ -352,4 +357,9 @@ export class FakeOpencode {
     this.counter += 1
     return `${prefix}_fake${String(this.counter).padStart(8, '0')}`
   }
+}
+
+/** What the server's caller gets when a hook threw (HTTP 500), with the hook's message. */
+function thrown(err: unknown): Outcome {
+  return { error: { name: 'UnknownError', data: { message: err instanceof Error ? err.message : String(err) } } }
 }

@@ -16,6 +16,7 @@ from slashkit.adapters.gemini import install as gemini
 from slashkit.adapters.memory import Local, MemoryHost, Prompt, Throws, host
 from slashkit.adapters.opencode import install as opencode
 from slashkit.adapters.pi import install as pi
+from slashkit.core.grammar import starts_program
 
 #: What each command's exit status means; README.md, "Exit status", holds the same block, and
 #: tests/adapters/test_cli.py runs each command to each status.
@@ -160,8 +161,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "chain",
-        help='the commands, as typed: "/a x && /b y", one command alone, or a saved chain by name ("/ship Bob", '
-        "from the project's .slashkit/chains/ship.md)",
+        help='the commands, as typed: "/a x && /b y", one command alone, a saved chain by name ("/ship Bob", '
+        "from the project's .slashkit/chains/ship.md), or a program that opens a loop or a group "
+        '("for w in a b; do /x $w; done", "until /check; do /fix; done")',
     )
     run.add_argument(
         "--host",
@@ -417,8 +419,8 @@ def _run(usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: 
     cwd = Path(args.cwd)
     if not cwd.is_dir():
         usage.error(f"--cwd {cwd} is not a folder")
-    if not args.chain.startswith("/"):
-        usage.error(f"a chain starts with a slash command, as typed: {args.chain[:200]!r}")
+    if not (args.chain.startswith("/") or starts_program(args.chain)):
+        usage.error(f"a chain starts with a slash command or opens a loop or a group, as typed: {args.chain[:200]!r}")
     if args.host == "codex":
         return _run_codex(usage, args, cwd, claude_args)
     if args.codex is not None:

@@ -9,10 +9,9 @@ from typing import TextIO
 
 from attrs import frozen
 
-from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE
 from slashkit.adapters.codex.host import CodexSession
 from slashkit.adapters.codex.rpc import CodexGone, RpcError
-from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, first_line, played
+from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, first_line, persons_settings, played
 
 
 @frozen
@@ -44,7 +43,6 @@ def _ended_first(error: Exception) -> list[str]:
 
 
 async def _play(settings: Settings, printer: Printer) -> Ended:
-    allowed = os.environ.get(ALLOW_VARIABLE, "").split()
     codex = [settings.codex, *settings.codex_args]
-    async with CodexSession(codex, cwd=str(settings.cwd.resolve()), allow=allowed) as session:
+    async with CodexSession(codex, cwd=str(settings.cwd.resolve()), **persons_settings(os.environ)) as session:
         return await played(session.run(settings.chain), printer)

@@ -5,7 +5,8 @@ on were measured on Gemini CLI 0.61.0 (docs/gemini.md):
 
 - a typed `/a x && /b y` is one custom command `/a` with args `x && /b y`; the transcript's user record keeps the
   line as typed (`displayContent`), written after BeforeAgent and before the turn's first BeforeModel, so the
-  chain is read at that BeforeModel (`ChainTyped`);
+  chain is read at that BeforeModel (`ChainTyped`); a typed program (`until /check; do /fix; done`) is a prompt
+  to Gemini, read there too (`LineTyped`);
 - BeforeModel may rewrite the request's messages (merged by index): every request of the session gets step 1's
   text with the chain's tail taken out, since Gemini keeps what it expanded in its history;
 - AfterAgent answering `{"decision": "deny", "reason": R}` goes on with R as the next user message: the next
@@ -33,6 +34,7 @@ from slashkit.core import texts
 from slashkit.core.allowlist import GEMINI
 from slashkit.core.chain import SEPARATOR
 from slashkit.core.chain_machine import STEP_OUTPUT
+from slashkit.core.grammar import starts_program
 
 Json = dict[str, Any]
 #: A step's run the core asked for: its command, its args, its token.
@@ -149,15 +151,19 @@ def before_model(held: resident.Session, payload: Json) -> Json:
 
 
 def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[str]:
-    """The person typed `line` (Gemini sent `full` for it): a chain goes to the core; anything else is Gemini's."""
+    """The person typed `line` (Gemini sent `full` for it): a chain or a program goes to the core; anything else is
+    Gemini's."""
     head, own = _chained(line), _own(line)
     home = Path.home()
     known = commands.find(project, home)
     saved = _saved(line, known)
-    if head is None and own is None and saved is None:
+    if head is None and own is None and saved is None and not starts_program(line):
         return []
     notes = held.notes
     notes.update(answered=0, sent=None, project=str(project))
+    if head is None and own is None and saved is None:
+        e = {"text": line, "origin": "composer", "enabled": _enabled(), "builtins": []}
+        return _begun(held, held.ask("LineTyped", {**e, "commands": sorted(known)[:1000]}), full)
     if head is None and own is None and saved is not None:
         return _saved_chain(held, saved, full, known)
     if own is not None:
@@ -279,8 +285,9 @@ def _chained(line: str) -> tuple[str, str] | None:
 
 
 def _ours(line: str, project: Path) -> bool:
-    """Whether a typed line is for the core: a chain, `/slash-chain`, or a name that may be a saved chain's."""
-    if _chained(line) is not None or _own(line) is not None:
+    """Whether a typed line is for the core: a chain, `/slash-chain`, a name that may be a saved chain's, or a line
+    that may be a program."""
+    if _chained(line) is not None or _own(line) is not None or starts_program(line):
         return True
     return line.startswith("/") and _saved(line, commands.find(project, Path.home())) is not None
 
@@ -295,17 +302,24 @@ def _saved(line: str, known: Mapping[str, Path]) -> tuple[str, str] | None:
 
 
 def _saved_chain(held: resident.Session, saved: tuple[str, str], full: str, known: Mapping[str, Path]) -> list[str]:
-    """Runs a saved chain typed by name: its first step takes this turn's place (the request is rewritten to it),
-    the next ones follow as any chain's."""
+    """Runs a saved chain typed by name."""
     offered = held.ask("SavedAsked", {"commands": sorted(known)[:1000]}).get("reply") or {}
     chains = offered.get("chains")
     if not isinstance(chains, list) or saved[0] not in [c.get("name") for c in chains if isinstance(c, dict)]:
         return []
     command, args = saved
     e = {"command": command, "args": args, "origin": "composer", "enabled": _enabled(), "builtins": []}
-    said = held.ask("ChainTyped", {**e, "commands": sorted(known)[:1000]})
+    return _begun(held, held.ask("ChainTyped", {**e, "commands": sorted(known)[:1000]}), full)
+
+
+def _begun(held: resident.Session, said: Json, full: str) -> list[str]:
+    """A saved chain or a program the core answered (`said`): its first step takes this turn's place (the request
+    is rewritten to it), the next ones follow as any chain's; with no step to run, the core's lines answer the line
+    without the model. No answer (a line that is no program): the line is Gemini's, as typed."""
     reply = said.get("reply") or {}
-    told = [str(reply.get("text", ""))] if reply.get("kind") == "command.answer" else []
+    if reply.get("kind") != "command.answer":
+        return _carry(held, said)[0]
+    told = [str(reply.get("text", ""))]
     carried, run = _carry(held, said)
     lines, text = _started(held, [*told, *carried], run)
     notes = held.notes

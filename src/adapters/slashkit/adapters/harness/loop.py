@@ -19,6 +19,7 @@ from slashkit.core import session as s
 from slashkit.core import texts
 from slashkit.core.allowlist import Allowlist
 from slashkit.core.chain import Step, holds_chain
+from slashkit.core.grammar import starts_program
 from slashkit.core.js_text import js_trim_end
 from slashkit.core.policy import Denied, rule_for
 from slashkit.core.saved_chain import NO_SAVED, Library
@@ -121,12 +122,15 @@ class SessionSettings(TypedDict, total=False):
     """What every harness host's session takes after its own arguments: `self_commands=True` offers the model the
     self-command tool; `language` picks slashkit's texts (en, pt-BR, zh-CN, es); `store` keeps the person's
     `/slash-chain on` and `off` (by default, for this session only); `allow` names the built-ins the person adds to
-    the allowlist for themselves (never /model or /effort)."""
+    the allowlist for themselves (never /model or /effort); `loop_cap` is how many times a `while` or `until` may run
+    its body, a whole number from 1 to 1000, or as `SLASHKIT_LOOP_CAP` is written (anything else, or None, keeps 10).
+    """
 
     self_commands: bool
     language: str | None
     store: SettingStore | None
     allow: Iterable[str]
+    loop_cap: int | str | None
 
 
 class Harness(Generic[M]):
@@ -145,7 +149,8 @@ class Harness(Generic[M]):
         unknown = sorted(settings.keys() - SessionSettings.__annotations__.keys())
         if unknown:
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
-        self._rule = rule_for(host, " ".join(settings.get("allow", ())), harness)
+        cap = settings.get("loop_cap")
+        self._rule = rule_for(host, " ".join(settings.get("allow", ())), harness, None if cap is None else str(cap))
         self._self_commands = settings.get("self_commands", False)
         rule, language = self._rule, settings.get("language")
         self._agenda = Agenda(s.opened(rule, fail_tool, language=language), settings.get("store") or DictStore())
@@ -219,8 +224,10 @@ class Harness(Generic[M]):
         """Types `text` as the person would and yields what happens until it is over: a chain's steps and how
         it ended, a single command's output, or the model's answer to a prompt.
 
-        Anything but a chain (a prompt, a command alone) cancels a running chain first, as the person's own
-        prompt does; a new chain cancels it too, then starts. Text the person did not type (a model's output, a
+        Text that opens a loop or a group (`until /check; do /fix; done`, `for w in a b; do /x $w; done`) runs as a
+        program when it parses whole as one, its steps as a saved chain's; else it is a prompt. Anything but a chain
+        (a prompt, a command alone) cancels a running chain first, as the person's own prompt does; a new chain or
+        program cancels it too, then starts. Text the person did not type (a model's output, a
         message from elsewhere) is `by_person=False`: then only what anyone may run runs (a built-in off the
         allowlist is answered with the refusal, in a chain or alone), and it cancels nothing. A text of more than
         `max_typed` characters is refused with a ValueError before anything is sent.
@@ -232,7 +239,8 @@ class Harness(Generic[M]):
         listed = (tuple(self._builtins), tuple(self._known or ()))
         saved = await self._saved()
         calls = saved.leaving(listed[1], self._rule.builtins).named(command) is not None
-        chained = bool(command) and (holds_chain(args) or calls)
+        program = starts_program(text)
+        chained = program or (bool(command) and (holds_chain(args) or calls))
         alone = bool(command) and not chained
         if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
             for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
@@ -246,17 +254,24 @@ class Harness(Generic[M]):
             async for event in self._alone(text, origin):
                 yield event
             return
-        moved = self._agenda.move(m.ChainTyped(command, args, origin, self._agenda.enabled, *listed, saved))
+        typed: m.LineTyped | m.ChainTyped
+        if program:
+            # A program's steps all run from timers, as a saved chain's do; its text is answered as a prompt's step.
+            typed, step = m.LineTyped(text, origin, self._agenda.enabled, *listed, saved), Step("", text)
+        else:
+            typed, step = m.ChainTyped(command, args, origin, self._agenda.enabled, *listed, saved), Step(command, args)
+        moved = self._agenda.move(typed)
         first: Query | None = None
         match moved.reply:
             case s.RunTyped(head, token):
                 first = Query(Step(command, head), token, started_by(moved))
             case m.CommandAnswer(answer):
-                # The typed command itself is not to run (the refusal rule); the chain goes on from a timer.
-                for event in self._answer(Step(command, args), answer):
+                # The typed command itself is not to run (the refusal rule), or a saved chain or a program started:
+                # the chain goes on from a timer.
+                for event in self._answer(step, answer):
                     yield event
             case _:
-                # Not a chain to run (slash chains are off): the command runs as typed.
+                # Not a chain to run (slash chains are off, or the text is a prompt): it runs as typed.
                 async for event in self._alone(text, origin):
                     yield event
                 return

@@ -11,6 +11,7 @@ from typing import Any, Final, Literal, TextIO
 
 from cattrs.preconf.json import make_converter
 
+from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE, LOOP_CAP_VARIABLE
 from slashkit.adapters.harness.events import (
     ChainEnded,
     CommandStarted,
@@ -21,6 +22,7 @@ from slashkit.adapters.harness.events import (
     StepEnded,
     StepStarted,
 )
+from slashkit.adapters.harness.loop import SessionSettings
 from slashkit.core.chain import Step
 
 Ended = Literal["ran", "single", "single_failed", "stopped", "cancelled", "exited", "timeout"]
@@ -57,6 +59,16 @@ _CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2
 #: ran`) start at the margin, so output that holds such a line (a model's answer can hold anything) is never read
 #: as one.
 OUTPUT_INDENT: Final = "  "
+
+
+def persons_settings(env: Mapping[str, str]) -> SessionSettings:
+    """What the person sets for `slashkit run` in the shell they start it from, as the helper reads it for the
+    plugins: the built-ins they add to the allowlist (`SLASHKIT_ALLOW`) and the cap on loops (`SLASHKIT_LOOP_CAP`).
+
+    >>> persons_settings({"SLASHKIT_ALLOW": "clear doctor", "SLASHKIT_LOOP_CAP": "25"})
+    {'allow': ['clear', 'doctor'], 'loop_cap': '25'}
+    """
+    return {"allow": env.get(ALLOW_VARIABLE, "").split(), "loop_cap": env.get(LOOP_CAP_VARIABLE)}
 
 
 def ended_by(event: ChainEnded) -> Ended:

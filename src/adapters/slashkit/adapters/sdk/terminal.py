@@ -13,8 +13,7 @@ from typing import Final, TextIO
 from attrs import frozen
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError
 
-from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE
-from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, first_line, played
+from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, first_line, persons_settings, played
 from slashkit.adapters.sdk.session import SlashSession
 
 #: The most of Claude Code's stderr kept to show when it ends first: its last lines, each cut.
@@ -72,9 +71,7 @@ async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 
 async def _play(settings: Settings, printer: "Printer", stderr: Callable[[str], None]) -> Ended:
-    # The person's own additions to the built-ins anyone may run, from their shell (slashkit.core.policy).
-    allowed = os.environ.get(ALLOW_VARIABLE, "").split()
-    async with SlashSession(options(settings, stderr), allow=allowed) as session:
+    async with SlashSession(options(settings, stderr), **persons_settings(os.environ)) as session:
         return await played(session.run(settings.chain), printer)
 
 

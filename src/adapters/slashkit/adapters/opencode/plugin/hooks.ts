@@ -3,7 +3,7 @@
  * bridge") and answered with what the core says. Every rule is in Python; what is here is opencode's shape.
  */
 import type { Hooks } from '@opencode-ai/plugin'
-import { ask, bounded, messageOf, wanted } from './client.js'
+import { ask, bounded, messageOf, opensProgram, wanted } from './client.js'
 import { NATIVE, chainInPlace, ledByBuiltin, slashChain, type Known } from './builtins.js'
 import * as facts from './host.js'
 import { enabled } from './node-host.js'
@@ -101,14 +101,15 @@ export function hooks(sessions: Sessions, saved: Saved): Handled {
     'chat.message': async (input, output) => {
       const parts = output.parts
       const led = ledByBuiltin(parts)
+      const program = programOf(parts)
       const id = input.sessionID
-      // Nothing to do for a prompt of a session the plugin does not know, unless it may start a chain or lich wants
-      // to hear of the session.
-      if (led === undefined && !sessions.inLich && sessions.get(id) === undefined) return
+      // Nothing to do for a prompt of a session the plugin does not know, unless it may start a chain or a program,
+      // or lich wants to hear of the session.
+      if (led === undefined && program === undefined && !sessions.inLich && sessions.get(id) === undefined) return
       // A subagent's prompt is the model's text, not the person's typing: it starts no chain and no helper, and
       // reaches the subagent as written (docs/opencode.md, "Child sessions").
       if (await sessions.isChild(id)) return
-      const s = led === undefined ? await sessions.known(id) : sessions.open(id)
+      const s = led === undefined && program === undefined ? await sessions.known(id) : sessions.open(id)
       if (s === undefined) return
       if (input.model !== undefined) s.model = input.model
       // The plugin's own lines and steps come here too (measured on 1.18.33), also inside its own hooks.
@@ -116,6 +117,7 @@ export function hooks(sessions: Sessions, saved: Saved): Handled {
       const typed = s.typed
       s.typed = undefined
       if (typed === undefined && led !== undefined && (await chainInPlace(s, led, parts, await known()))) return
+      if (typed === undefined && program !== undefined) await programTyped(s, program, await known())
       if (!wanted('PromptSubmitted', s.link)) return
       const text = typed ?? parts.map(p => (p.type === 'text' && p.ignored !== true ? (p.text ?? '') : '')).join('')
       await ask(s.host, 'PromptSubmitted', { text: bounded(text), origin: 'composer' })
@@ -186,6 +188,28 @@ export function hooks(sessions: Sessions, saved: Saved): Handled {
       }
     },
   }
+}
+
+/** The text of a prompt that is typed text alone and opens a loop or a group (`until /check; do /fix; done`): the
+ * core says whether it is a program. */
+function programOf(parts: Part[]): string | undefined {
+  if (parts.length === 0 || parts.some(p => p.type !== 'text' || p.ignored === true)) return undefined
+  const text = parts.map(p => p.text ?? '').join('')
+  return opensProgram(text) ? text : undefined
+}
+
+/**
+ * A prompt that opens a loop or a group goes to the core (`LineTyped`). A program runs from timers, as a saved
+ * chain's steps do, after the core's line; the prompt is answered by throwing, as a saved chain's name is, since
+ * `chat.message` runs before the prompt is stored and a prompt stored runs a turn (measured on 1.18.33: HTTP 500 to
+ * an API caller, nothing stored, no model request). Anything else (a prompt that only starts with `while`) returns,
+ * and goes on as typed.
+ */
+async function programTyped(s: Session, text: string, known: Known): Promise<void> {
+  const answer = await s.askForCommand('LineTyped', { text, origin: 'composer', enabled: enabled(), ...known })
+  if (answer?.reply?.kind !== 'command.answer') return
+  await s.written()
+  throw new Error(answer.reply.text)
 }
 
 /** Hands the model the prompt text the core asks for (the fail note), when it asks. */

@@ -1,0 +1,66 @@
+"""Programs (issue 33) in the real opencode 1.18.33 (`opencode serve`, offline, a scripted model): a saved chain over
+several lines with a `for` loop run by its name, a typed `until` decided by the model's fail tool, and a prompt that
+only starts with `while`, as the person sees them (the transcript lines the model never sees) and as the model is
+handed them. The server, its project (the command `/greet`) and its session are test_opencode_saved.py's."""
+
+import pytest
+
+from slashkit.adapters.opencode.install import FAIL_TOOL
+from tests.engine.test_opencode_saved import Start, start  # noqa: F401 (the fixture)
+from tests.support.openai_server import text, tool_call
+from tests.support.opencode_cli import opencode_path
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(opencode_path() is None, reason="no opencode: scripts/setup.sh installs opencode-ai 1.18.33"),
+]
+
+#: A saved chain over several lines: a comment, a `for` loop over its arguments, and a step after it.
+EACH = "---\ndescription: Greets each\n---\n# each one\nfor who in $ARGUMENTS\ndo\n  /greet $who\ndone\n/greet done\n"
+FAIL = tool_call(FAIL_TOOL, {"reason": "Bob is not here yet"})
+
+
+def test_a_saved_chain_over_several_lines_runs_its_for_loop_by_name(start: Start) -> None:  # noqa: F811
+    run = start([text("Hello api"), text("Hello ui"), text("Hello done")], {"each": EACH})
+    # Answered without a turn of its own (the plugin's hook throws, opencode's only way: HTTP 500 to the caller).
+    assert run.typed("each", "api ui") == 500
+    run.server.wait_quiet(run.session, quiet=2.5)
+    assert run.asked() == ["Greet api warmly.", "Greet ui warmly.", "Greet done warmly."]
+    assert run.lines() == [
+        "for 1/2: api",
+        "1/2: /greet api",
+        "/each api ui runs 2 command(s)",
+        "for 2/2: ui",
+        "1/2: /greet ui",
+        "2/2: /greet done",
+        "all 3 command(s) ran",
+    ]
+
+
+def test_a_typed_until_runs_its_body_while_the_model_fails_the_condition(start: Start) -> None:  # noqa: F811
+    run = start([FAIL, text("Not yet."), text("Hello Carol"), text("Hello Bob")], {})
+    # The prompt is answered by throwing (HTTP 500 to the caller), so no turn of its own reaches the model.
+    assert run.server.prompt(run.session, "until /greet Bob; do /greet Carol; done").wait().status == 500
+    run.server.wait_quiet(run.session, quiet=2.5)
+    # The first check's turn: the fail tool's call, then the model's answer after the tool's result.
+    assert run.asked() == ["Greet Bob warmly.", "Greet Bob warmly.", "Greet Carol warmly.", "Greet Bob warmly."]
+    assert run.lines() == [
+        "until 1/10",
+        "1/2: /greet Bob",
+        "a program of 2 command(s) runs",
+        "/greet failed: the model reported it failed: Bob is not here yet",
+        "2/2: /greet Carol",
+        "until 2/10",
+        "1/2: /greet Bob",
+        "ended: 2 succeeded, 1 failed, 0 skipped",
+    ]
+    assert all("until /greet" not in r.all_text() for r in run.model.requests)
+
+
+def test_a_prompt_that_only_starts_with_while_reaches_the_model_untouched(start: Start) -> None:  # noqa: F811
+    prompt = "while you are at it, fix the typo; do not touch the tests; done means green"
+    run = start([text("Done.")], {})
+    assert run.server.prompt(run.session, prompt).wait().status == 200
+    run.server.wait_quiet(run.session, quiet=2.5)
+    assert run.asked() == [prompt]
+    assert run.lines() == []
