@@ -248,3 +248,14 @@ def test_with_chains_off_a_loop_line_is_a_prompt() -> None:
     h.type("until /check; do /fix; done")
 
     assert h.runs == [("slash-chain", "off")]
+
+
+def test_a_prompt_step_inside_a_loop_tells_the_model_what_runs_next_either_way() -> None:
+    h = loop_host(fix=Command(Prompt("fix it")))
+
+    h.type("for w in a b; do /fix $w; done")
+
+    assert h.prompts[0].endswith(
+        "[slash-chain] This is step 1/1 of a chain; after it: /fix. If you could not do what this step asks, call "
+        "the mcp__slash-chain__fail tool with the reason before you end your turn: after a failure /fix runs next."
+    )

@@ -703,10 +703,19 @@ def _prompt_handed(state: ChainState, r: Running, text: str) -> Transition:
     if not r.left and not r.where.loops:
         return seen
     if r.mixed:
-        note = texts.mixed_fail_note(r.number, r.total, r.left, _after_failure(r), state.fail_tool)
+        note = texts.mixed_fail_note(r.number, r.total, _after_success(r), _after_failure(r), state.fail_tool)
     else:
         note = texts.fail_note(r.number, r.total, r.left, state.fail_tool)
     return attrs.evolve(seen, reply=PromptText(f"{js_trim_end(text)}\n\n{note}"))
+
+
+def _after_success(r: Running) -> tuple[Step, ...]:
+    """What the model is told follows the running step: the commands written after it, or inside a loop the one
+    that runs next when the step ends well (a loop's last command is followed by its first again)."""
+    if not r.where.loops:
+        return r.left
+    advanced = ahead(r.run, "success")
+    return (advanced.next.step,) if isinstance(advanced.next, Asked) else ()
 
 
 def _after_failure(r: Running) -> str:

@@ -45,8 +45,9 @@ from slashkit.core.program import (
 
 #: How deep compound commands may nest.
 MAX_NESTING: Final = 16
-#: The longest text read as a program; a chain line is short, and a saved chain's file is bounded below this.
-MAX_TEXT: Final = 64 * 1024
+#: The longest text read as a program: past what any host hands a command (the SDK host's 100,000 characters a
+#: query), so a bound here never refuses a line a host let through; a saved chain's file is smaller still.
+MAX_TEXT: Final = 256 * 1024
 #: The longest wait `sleep` takes: a day.
 MAX_SLEEP: Final = 24 * 3600
 #: The words that start a command of the language (besides `/name`), after an operator.
