@@ -188,7 +188,7 @@ def _array_only(kind: Any, made: "Converter") -> Any:
 
 def decode(body: bytes) -> Result[Envelope, str]:
     """Reads one request body; a Failure says, in one line, what is wrong with it."""
-    return _load(body).bind(_envelope)
+    return load_json(body).bind(_envelope)
 
 
 def _envelope(message: Any) -> Result[Envelope, str]:
@@ -218,7 +218,7 @@ def _envelope(message: Any) -> Result[Envelope, str]:
 
 def seq_of(body: bytes) -> int | None:
     """Reads the `seq` of a request `decode` refused, when the body is readable enough to hold one."""
-    match _load(body):
+    match load_json(body):
         case Success({"seq": seq}) if _whole(seq):
             return int(seq)
     return None
@@ -235,7 +235,7 @@ class _Unreadable(Exception):
     """A JSON value past a bound, raised from inside the JSON reader."""
 
 
-def _load(body: bytes) -> Result[Any, str]:
+def load_json(body: bytes) -> Result[Any, str]:
     """Reads a JSON body within the bounds: size, nesting depth, number length, finite numbers, each key of an
     object once."""
     if len(body) > MAX_BODY:
