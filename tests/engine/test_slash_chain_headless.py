@@ -1,7 +1,6 @@
 """The slash-chain plugin in the real Claude Code 2.1.328, headless and offline: every step of a chain as
 the person sees it in the transcript (`ui_log` lines) and as the model is handed it (the model server)."""
 
-import contextlib
 import os
 import re
 import signal
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from slashkit.adapters.claude_code.plugins import plugin_dir
+from tests.support import shared_helpers
 from tests.support.claude_cli import (
     Isolation,
     JsonObject,
@@ -25,7 +25,6 @@ from tests.support.claude_cli import (
     validate,
 )
 from tests.support.model_server import ModelServer, Turn, http_error, text, tool_use
-from tests.support.tmux_claude import descendants
 
 pytestmark = pytest.mark.engine
 
@@ -243,42 +242,31 @@ def test_a_pipe_hands_the_models_answer_of_one_step_to_the_prompt_of_the_next(pl
     assert "ANSWER-ONE" not in prompts[0]
 
 
-#: How a slashkit helper's command line reads, whichever adapter module serves it.
-HELPER = re.compile(r"slashkit\.adapters\.[\w.]*helper")
-
-
-def helper_pids(session: StreamingRun) -> set[int]:
-    """The slashkit helpers below this session's CLI (other sessions on the machine have their own)."""
-    found = set()
-    for pid in descendants(session.pid):
-        with contextlib.suppress(OSError):
-            if HELPER.search(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")):
-                found.add(pid)
-    return found
-
-
-def test_a_helper_killed_mid_chain_is_reported_once_and_the_next_chain_starts_a_new_one(
+def test_the_shared_helper_killed_mid_chain_is_reported_once_and_the_next_chain_starts_a_new_one(
     plugin: Path, project: Path
 ) -> None:
     script = [text("Reviewed.", delay=3.0)]
     with ModelServer(script) as model, StreamingRun([plugin], project, model=model) as session:
         session.send("/review the diff && /context")
         assert session.wait_until(lambda ev: "1/2: /review the diff" in chain_lines(ev), timeout=60)
-        started = helper_pids(session)
+        started = shared_helpers(session.tmpdir)
         assert len(started) == 1, started
-        os.kill(started.pop(), signal.SIGKILL)
+        killed = started.pop()
+        os.kill(killed, signal.SIGKILL)
+        # The chain waited on the helper for its turn's end: the turn's end finds it gone, and one line says so.
         assert session.wait_until(
             lambda ev: any(line.startswith("unavailable: ") for line in chain_lines(ev)), timeout=30
         )
         session.send("/cost && /context")
         assert session.wait_until(lambda ev: "all 2 command(s) ran" in chain_lines(ev), timeout=60)
+        restarted = shared_helpers(session.tmpdir)
         result = session.finish()
     lines = chain_lines(result.events)
-    # Either the helper's exit or the next event's failed fetch is noticed first; one line says so.
     assert lines[0] == "1/2: /review the diff"
     assert lines[1].startswith("unavailable: "), lines
     assert lines[1].endswith("; commands run as typed until it is back"), lines
     assert lines[2:] == ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"], lines
+    assert len(restarted) == 1 and killed not in restarted
 
 
 @pytest.fixture(scope="module")

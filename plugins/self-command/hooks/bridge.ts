@@ -5,7 +5,7 @@
  * below is one literal `$.noun.event(...)`.
  */
 import type { EngineInterface } from 'claude-code'
-import { ask, boundedInput, Work, type Host } from './client.js'
+import { ask, boundedInput, Work, type Host, type Shared } from './client.js'
 import {
   ANSWER_TIMEOUT_MS,
   BUILTIN_KEY,
@@ -21,6 +21,7 @@ import {
   WHOAMI_MAX_OUTPUT,
   WHOAMI_TIMEOUT_MS,
 } from './host.js'
+import { SESSION_VARIABLES, SHARED_SOCKET } from './wire.js'
 
 export type { Answer, Effect, Reply, WireReply } from './client.js'
 export { ask, bounded, boundedInput, messageOf, prepare, wanted } from './client.js'
@@ -157,6 +158,46 @@ export function drain(): Promise<void> {
   return work.drained()
 }
 
+/**
+ * The store's key of the shared helper's socket as a helper's start named it: a mod cannot learn its uid without a
+ * process, so without `XDG_RUNTIME_DIR` the next session finds the socket through the store.
+ */
+const SHARED_KEY = 'sharedHelper'
+
+/**
+ * The person's shared helper, unless `SLASHKIT_HELPER=session` keeps one per session: its socket in
+ * `$XDG_RUNTIME_DIR/slashkit` (slashkit.adapters.bridge.helper.shared_directory), else the one a start named and
+ * the store kept; and what this session brings: the project (where the session started), the variables the core
+ * reads. The engine's process connects, so its end ends the session.
+ */
+async function shared($: EngineInterface): Promise<Shared | null> {
+  if ((await $.env.get('SLASHKIT_HELPER')) === 'session') return null
+  const [runtime, kept, hookEnv] = await Promise.all([$.env.get('XDG_RUNTIME_DIR'), $.store.get(SHARED_KEY), $.process.hookEnv()])
+  const given: Record<(typeof SESSION_VARIABLES)[number], string | undefined> = {
+    HOME: await $.env.get('HOME'),
+    LICH_PROMPT_LANG: await $.env.get('LICH_PROMPT_LANG'),
+    LICH_SESSION_ID: await $.env.get('LICH_SESSION_ID'),
+    SLASHKIT_ALLOW: await $.env.get('SLASHKIT_ALLOW'),
+    SLASHKIT_HARNESS: await $.env.get('SLASHKIT_HARNESS'),
+    SLASHKIT_PROJECT: await $.env.get('SLASHKIT_PROJECT'),
+    XDG_CONFIG_HOME: await $.env.get('XDG_CONFIG_HOME'),
+  }
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = value
+  const socket =
+    runtime?.startsWith('/') === true
+      ? `${runtime}/slashkit/${SHARED_SOCKET}`
+      : typeof kept === 'string' && kept.endsWith(`/${SHARED_SOCKET}`)
+        ? kept
+        : undefined
+  const cwd = hookEnv.CLAUDE_PROJECT_DIR ?? (await $.env.get('PWD')) ?? '/'
+  return {
+    socket,
+    opening: { options: HELPER_OPTIONS, cwd, env, owner: null },
+    found: socketPath => void $.store.set(SHARED_KEY, socketPath),
+  }
+}
+
 /** The bridge client's host, for this hook's `$`. */
 export function host($: EngineInterface): Host {
   return {
@@ -165,6 +206,7 @@ export function host($: EngineInterface): Host {
     startTimeoutMs: START_TIMEOUT_MS,
     answerTimeoutMs: ANSWER_TIMEOUT_MS,
     unavailable: UNAVAILABLE,
+    shared: () => shared($),
     // No `stop`: a mod has no way to end what `$.process.spawn` started; the engine ends it with the session.
     async spawn(argv, stdout, stderr) {
       const child = $.process.spawn({ argv })
