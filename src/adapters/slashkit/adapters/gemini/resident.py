@@ -17,7 +17,6 @@ import fcntl
 import http.client
 import json
 import os
-import re
 import signal
 import socket
 import stat
@@ -32,6 +31,7 @@ from slashkit.adapters.bridge import helper, protocol, server
 from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
 from slashkit.adapters.bridge.sessions import SESSION_VARIABLES
 from slashkit.adapters.bridge.shim import ANSWER_TIMEOUT_MS, HELPER_MODULE, START_TIMEOUT_MS
+from slashkit.adapters.gemini.hook import session_id, state_folder
 
 #: The name Gemini gives the fail tool of the extension's MCP server `slash-chain` (`mcp_<server>_<tool>`,
 #: measured on 0.61.0); the helper hears it, so that the core's fail note names it so.
@@ -39,8 +39,6 @@ FAIL_TOOL: Final = "mcp_slash-chain_fail"
 HOST: Final = "gemini"
 #: The helper's options for a Gemini session.
 OPTIONS: Final = [FAIL_TOOL_OPTION, FAIL_TOOL, HOST_OPTION, HOST]
-#: A session id as Gemini makes them (a UUID); anything else names no state file.
-_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 #: The most of a state file that is read: it holds a few texts of the running chain, each bounded by the wire.
 MAX_STATE: Final = 4 * 1024 * 1024
 
@@ -54,7 +52,7 @@ class Unavailable(Exception):
 def folder() -> Path:
     """The private folder of the state files: only this user's (made with mode 0700, and refused when another
     user owns it or others may enter it)."""
-    base = Path(os.environ.get("TMPDIR") or "/tmp") / f"slashkit-gemini-{os.getuid()}"
+    base = state_folder()
     try:
         with contextlib.suppress(FileExistsError):
             base.mkdir(mode=0o700)
@@ -64,11 +62,6 @@ def folder() -> Path:
     if found.st_uid != os.getuid() or found.st_mode & 0o077 or not stat.S_ISDIR(found.st_mode):
         raise Unavailable(f"{base} is not a private folder of this user's")
     return base
-
-
-def session_id(value: object) -> str | None:
-    """The session's id when it can name a file, else None."""
-    return value if isinstance(value, str) and _SESSION_ID.fullmatch(value) else None
 
 
 class Session:
