@@ -1,11 +1,14 @@
 """The slash-chain plugin in the real Claude Code 2.1.328, headless and offline: every step of a chain as
 the person sees it in the transcript (`ui_log` lines) and as the model is handed it (the model server)."""
 
+import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -267,6 +270,39 @@ def test_the_shared_helper_killed_mid_chain_is_reported_once_and_the_next_chain_
     assert lines[1].endswith("; commands run as typed until it is back"), lines
     assert lines[2:] == ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"], lines
     assert len(restarted) == 1 and killed not in restarted
+
+
+def test_the_shared_helper_killed_under_three_sessions_loses_no_chain(plugin: Path, project: Path) -> None:
+    # Three sessions share one helper (one XDG_RUNTIME_DIR); it is killed as their chains of local commands run.
+    # Whatever each had by then, its chain runs to its end (the steps' forecasts are the client's, or the typed
+    # chain goes to a helper started afresh), and the next chain of each runs on one new helper.
+    runtime = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))
+    shared = {"XDG_RUNTIME_DIR": str(runtime)}
+    first = ["1/3: /usage", "2/3: /context", "3/3: /usage", "all 3 command(s) ran"]
+    second = ["1/2: /context", "2/2: /usage", "all 2 command(s) ran"]
+    try:
+        with contextlib.ExitStack() as stack:
+            sessions = [stack.enter_context(StreamingRun([plugin], project, extra_env=shared)) for _ in range(3)]
+            for session in sessions:
+                session.send("/cost && /context && /usage")
+            assert sessions[0].wait_until(lambda ev: "1/3: /usage" in chain_lines(ev), timeout=60)
+            killed = shared_helpers(runtime, "XDG_RUNTIME_DIR")
+            assert len(killed) == 1, killed
+            os.kill(killed.pop(), signal.SIGKILL)
+            for session in sessions:
+                assert session.wait_until(lambda ev: first[-1] in chain_lines(ev), timeout=60)
+                session.send("/context && /cost")
+            for session in sessions:
+                assert session.wait_until(lambda ev: second[-1] in chain_lines(ev), timeout=60)
+            restarted = shared_helpers(runtime, "XDG_RUNTIME_DIR")
+            results = [session.finish() for session in sessions]
+    finally:
+        for pid in shared_helpers(runtime, "XDG_RUNTIME_DIR"):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(runtime, ignore_errors=True)
+    for result in results:
+        assert chain_lines(result.events) == first + second
+    assert len(restarted) == 1
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,13 @@ from typing import Final
 HELPER_ENV: Final[Mapping[str, str]] = {"SLASHKIT_HELPER_IDLE": "2"}
 
 
-def shared_helpers(tmpdir: Path) -> set[int]:
-    """The person's shared helpers whose hosts ran with this TMPDIR (each test's own): not below any host's process,
-    since the helper leaves the session that started it."""
+def shared_helpers(folder: Path, variable: str = "TMPDIR") -> set[int]:
+    """The person's shared helpers whose hosts ran with this TMPDIR (each test's own), or XDG_RUNTIME_DIR: not below
+    any host's process, since the helper leaves the session that started it."""
     found = set()
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"--shared" in argv and f"TMPDIR={tmpdir}".encode() in (entry / "environ").read_bytes().split(b"\0"):
+            if b"--shared" in argv and f"{variable}={folder}".encode() in (entry / "environ").read_bytes().split(b"\0"):
                 found.add(int(entry.name))
     return found

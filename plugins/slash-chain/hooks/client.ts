@@ -644,10 +644,16 @@ async function watch(
 ): Promise<void> {
   let out = ''
   let said = false
-  let why: string
+  let why = ''
+  let found: readonly string[] | undefined
   try {
-    why = await host.spawn(
-      await argv,
+    found = await argv
+  } catch (err) {
+    why = messageOf(err) // no interpreter found: the reason is the host's own, as it gave it
+  }
+  try {
+    if (found !== undefined) why = await host.spawn(
+      found,
       text => {
         if (said) return // the helper writes nothing after READY: whatever comes is not kept
         out += text
