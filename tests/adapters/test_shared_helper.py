@@ -4,6 +4,7 @@ talked to, another user is refused, and the helper leaves once its sessions' hos
 
 Each test gets its own TMPDIR, so its helper is its own (the folder `slashkit-<uid>` under it)."""
 
+import fcntl
 import http.client
 import json
 import os
@@ -15,7 +16,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -103,8 +103,17 @@ def gone(pid: int) -> bool:
 
 
 def test_ten_sessions_starting_at_once_start_one_helper_in_a_folder_only_its_user_enters(env: dict[str, str]) -> None:
-    with ThreadPoolExecutor(10) as pool:
-        sockets = set(pool.map(lambda _: start(env), range(10)))
+    # The ten wait at the start's lock, held here until all of them run, so that they come to it at once.
+    folder = Path(env["TMPDIR"], f"slashkit-{os.getuid()}")
+    folder.mkdir(mode=0o700)
+    argv = [sys.executable, "-m", "slashkit.adapters.bridge.helper", "--shared"]
+    with open(folder / f"helper-{__version__}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        starts = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) for _ in range(10)]
+        time.sleep(1)
+        assert [s.poll() for s in starts] == [None] * 10  # none went past the lock
+    said = [s.communicate(timeout=30)[0] for s in starts]
+    sockets = {line.split()[1] for line in said}
     assert len(sockets) == 1
     path = Path(sockets.pop())
     assert path.name == f"helper-{__version__}.sock"
