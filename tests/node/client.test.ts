@@ -702,3 +702,22 @@ test('a session that ends leaves the shared helper running: only its own session
   await settle()
   assert.equal(s.paths.at(-1), `${known} ${EXIT_PATH}?session=${s.opened[0] ?? ''}`)
 })
+
+test('a shared helper gone while a step waited on it: one line says the chain went with it; gone after a forecast ran the chain: none', async () => {
+  const gone = (f: Fake, at: number) => (request: Request) =>
+    f.requests.length === at ? { status: 410, text: JSON.stringify({ v: VERSION, error: 'no session' }) } : answer(request.seq, { wants: ['TurnEnded'] })
+  const waiting = new Fake()
+  waiting.respond = gone(waiting, 2)
+  const s = sharing(waiting, '/run/user/7/slashkit/helper.sock', true)
+  await ask(s.host, 'ChainTyped', typed)
+  await ask(s.host, 'TurnEnded', { reason: 'answer', agent: null, answer: '' })
+  assert.equal(waiting.lines.length, 1)
+  assert.match(waiting.lines[0] ?? '', /^unavailable: the helper answered 410/)
+  const ran = new Fake()
+  ran.respond = gone(ran, 2)
+  const t = sharing(ran, '/run/user/7/slashkit/helper.sock', true)
+  await ask(t.host, 'ChainTyped', typed)
+  await ask(t.host, 'ChainTyped', typed)
+  assert.deepEqual(ran.lines, [])
+  assert.deepEqual(ran.sent(), ['ChainTyped:1', 'ChainTyped:2', 'ChainTyped:1'])
+})

@@ -178,6 +178,9 @@ export type Shared = {
  */
 type Helper = { socket: Promise<string>; stop: AbortController; session: Promise<string | undefined>; located: Promise<unknown> }
 
+/** The events that tell a running chain how its step went: the helper's answer to one is the chain's next move. */
+const STEP_REPORTS: ReadonlySet<EventName> = new Set<EventName>(['TurnEnded', 'RunEnded', 'TimerFired', 'PaneOpened', 'PaneClosed', 'PromptHanded', 'FailCalled'])
+
 /** The longest line searched for `READY <socket path>`: a unix socket's path is at most 108 bytes. */
 const MAX_READY_LINE = 4096
 /** The helper's first line: `READY <absolute socket path>`, at the start of a line. */
@@ -358,13 +361,14 @@ async function exchange(host: Host, event: EventName, e: unknown, again = true):
     late = await Promise.all(earlier)
     answer = await send(host, current, seq, event, e)
   } catch (err) {
-    const busy = l.helper === current && l.wants.size > 0
+    const waited = l.helper === current && l.wants.size > 0 && STEP_REPORTS.has(event)
     if (!(err instanceof RefusedEvent)) retire(host, current)
     // A shared helper that is gone (killed, or left idle), or that no longer knows this session, costs a restart:
-    // the event goes to a fresh session at once. What a forecast already carried out goes on; a chain that waited
-    // on the helper (a turn's end) went with it, which one line says, as when a helper of the session's own ends.
+    // the event goes to a fresh session at once. What a forecast already carried out goes on (its reports are
+    // dropped with the old session); a chain whose step's end needed the helper went with it, which one line says,
+    // as when a helper of the session's own ends.
     if (again && err instanceof Unreachable && (await current.session.catch(() => undefined)) !== undefined) {
-      if (busy) unavailable(host, messageOf(err))
+      if (waited) unavailable(host, messageOf(err))
       return exchange(host, event, e, false)
     }
     unavailable(host, messageOf(err))
