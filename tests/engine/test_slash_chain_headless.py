@@ -279,7 +279,7 @@ def test_the_shared_helper_killed_under_three_sessions_loses_no_chain(plugin: Pa
     runtime = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))
     shared = {"XDG_RUNTIME_DIR": str(runtime)}
     first = ["1/3: /usage", "2/3: /context", "3/3: /usage", "all 3 command(s) ran"]
-    second = ["1/2: /context", "2/2: /usage", "all 2 command(s) ran"]
+    second = ["1/2: /context", "2/2: /cost", "all 2 command(s) ran"]
     try:
         with contextlib.ExitStack() as stack:
             sessions = [stack.enter_context(StreamingRun([plugin], project, extra_env=shared)) for _ in range(3)]

@@ -178,9 +178,6 @@ export type Shared = {
  */
 type Helper = { socket: Promise<string>; stop: AbortController; session: Promise<string | undefined>; located: Promise<unknown> }
 
-/** The events that tell a running chain how its step went: the helper's answer to one is the chain's next move. */
-const STEP_REPORTS: ReadonlySet<EventName> = new Set<EventName>(['TurnEnded', 'RunEnded', 'TimerFired', 'PaneOpened', 'PaneClosed', 'PromptHanded', 'FailCalled'])
-
 /** The longest line searched for `READY <socket path>`: a unix socket's path is at most 108 bytes. */
 const MAX_READY_LINE = 4096
 /** The helper's first line: `READY <absolute socket path>`, at the start of a line. */
@@ -354,6 +351,9 @@ async function exchange(host: Host, event: EventName, e: unknown, again = true):
   l.sent += 1 // before any wait, so what the caller does next already counts this event as sent
   const seq = l.sent
   const earlier = l.held.map(h => send(host, current, h.seq, h.event, h.e))
+  // Wants that come before reports still held are stale: the forecast those reports carried out may have ended the
+  // chain. One that waits on a turn's end or a pane's close still needs the helper, forecast or not.
+  const waiting = l.helper === current && (earlier.length === 0 ? l.wants.size > 0 : ['TurnEnded', 'PaneClosed'].some(w => l.wants.has(w)))
   l.held = []
   let late: WireAnswer[]
   let answer: WireAnswer
@@ -361,14 +361,13 @@ async function exchange(host: Host, event: EventName, e: unknown, again = true):
     late = await Promise.all(earlier)
     answer = await send(host, current, seq, event, e)
   } catch (err) {
-    const waited = l.helper === current && l.wants.size > 0 && STEP_REPORTS.has(event)
     if (!(err instanceof RefusedEvent)) retire(host, current)
     // A shared helper that is gone (killed, or left idle), or that no longer knows this session, costs a restart:
     // the event goes to a fresh session at once. What a forecast already carried out goes on (its reports are
-    // dropped with the old session); a chain whose step's end needed the helper went with it, which one line says,
-    // as when a helper of the session's own ends.
+    // dropped with the old session); a chain that waited on the helper went with it, which one line says, as when a
+    // helper of the session's own ends.
     if (again && err instanceof Unreachable && (await current.session.catch(() => undefined)) !== undefined) {
-      if (waited) unavailable(host, messageOf(err))
+      if (waiting) unavailable(host, messageOf(err))
       return exchange(host, event, e, false)
     }
     unavailable(host, messageOf(err))
