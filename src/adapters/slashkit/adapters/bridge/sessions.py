@@ -112,9 +112,6 @@ class Sessions:
                 del self._open[sid]
             self._emptied()
 
-    def __len__(self) -> int:
-        return len(self._open)
-
     def _emptied(self) -> None:
         if not self._open and self.empty_since is None:
             self.empty_since = time.monotonic()
