@@ -117,11 +117,11 @@ class _Connection:
         sessions = self.server.sessions
         sid = _session_id(query)
         if (method, path) == (b"POST", EXIT_PATH):
+            if sessions is not None and sid is not None:
+                sessions.close(sid)  # one session never ends the helper the others share: its own session goes
             self._send(200, None, close=True)
             if sessions is None:
                 self.server.leave()
-            elif sid is not None:
-                sessions.close(sid)  # one session never ends the helper the others share: its own session goes
             return False
         if method == b"HEAD":
             return self._write(404, b"")  # an answer to HEAD has no body (RFC 9110): the status says it all
