@@ -47,7 +47,9 @@ class Run:
         self.server.wait_quiet(self.session, quiet=2.5)
 
 
-#: The opt-out of the shared helper: a helper per session, whose life the tests that name it follow.
+#: The opt-out of the shared helper: a helper per session, whose life the tests that name it follow. The tests that
+#: an event starts no helper name it too: with the shared helper, the one the plugin's start opened for the menu of
+#: saved chains stays its idle time, while which events go to the helper is the same either way.
 OWN_HELPER: Final = {"SLASHKIT_HELPER": "session"}
 
 
@@ -159,7 +161,7 @@ def test_a_fail_reason_holding_status_lines_stays_on_its_transcript_line(start: 
 
 
 def test_the_fail_tool_outside_a_chain_is_refused_and_starts_no_helper(start: Start, tmp_path: Path) -> None:
-    run = start([tool_call(FAIL_TOOL, {"reason": "why not"}), text("ok")])
+    run = start([tool_call(FAIL_TOOL, {"reason": "why not"}), text("ok")], env=OWN_HELPER)
     run.server.command(run.session, "greet", "Bob").wait()
     run.quiet()
     result = run.model.main_requests[1].tool_results()
@@ -174,7 +176,10 @@ def test_a_subagents_call_of_the_fail_tool_is_refused_and_starts_no_helper(start
     # Issue 16, D2: the call came from a child session (the task tool's subagent), which once started a helper that
     # then stayed as long as opencode. It is refused as the core refuses a subagent's call, and starts nothing.
     task = {"description": "look", "prompt": "have a look", "subagent_type": "general"}
-    run = start([tool_call("task", task), tool_call(FAIL_TOOL, {"reason": "mine"}), text("child done"), text("done")])
+    run = start(
+        [tool_call("task", task), tool_call(FAIL_TOOL, {"reason": "mine"}), text("child done"), text("done")],
+        env=OWN_HELPER,
+    )
     assert run.server.prompt(run.session, "look into it").wait().status == 200
     run.quiet()
     assert run.asked()[:2] == ["look into it", "have a look"]
@@ -229,7 +234,7 @@ def test_slash_chain_stop_cancels_the_running_chain(start: Start) -> None:
 
 
 def test_a_single_command_is_untouched_and_starts_no_python(start: Start, tmp_path: Path) -> None:
-    run = start([text("Hello Bob")])
+    run = start([text("Hello Bob")], env=OWN_HELPER)
     run.server.command(run.session, "greet", "Bob").wait()
     run.quiet()
     assert run.asked() == ["Greet Bob warmly."]
@@ -445,7 +450,7 @@ def test_a_plain_prompt_that_is_no_chain_of_a_built_in_reaches_the_model_as_type
     # Led by a command that is no built-in, with no command after its operator, or a lone /compact: each is a
     # prompt like any other, and no helper starts for it.
     typed = ["/greet Bob && /greet Carol", "/compact && echo done", "/compact", "Bob && /greet Carol"]
-    run = start([text("ok") for _ in typed])
+    run = start([text("ok") for _ in typed], env=OWN_HELPER)
     for line in typed:
         assert run.server.prompt(run.session, line).wait().status == 200
         run.quiet()
@@ -460,7 +465,7 @@ def test_a_subagents_prompt_the_model_wrote_starts_no_chain_and_no_helper(start:
     # person's prompt: a line led by /compact there is the model's, not the person's typing, so it is no chain.
     # The subagent gets it as written, as it would without the plugin.
     task = {"description": "greet someone", "prompt": "/compact && /greet Mallory", "subagent_type": "general"}
-    run = start([tool_call("task", task), text("child done"), text("parent done")])
+    run = start([tool_call("task", task), text("child done"), text("parent done")], env=OWN_HELPER)
     assert run.server.prompt(run.session, "look into it").wait().status == 200
     run.quiet()
     children = [
