@@ -107,7 +107,7 @@ class Helper:
         deadline = time.monotonic() + timeout
         tasks = Path(f"/proc/{self.process.pid}/task")
         while time.monotonic() < deadline:
-            states = [(task / "stat").read_text().rsplit(")", 1)[1].split()[0] for task in tasks.iterdir()]
+            states = [state for state in map(_task_state, tasks.iterdir()) if state is not None]
             if len(states) >= threads and set(states) == {"S"}:
                 return
             time.sleep(0.02)
@@ -142,3 +142,11 @@ def read_answer(connection: socket.socket) -> Answered:
 def _status_field(pid: int, name: str) -> int:
     line = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith(name))
     return int(line.split()[1])
+
+
+def _task_state(task: Path) -> str | None:
+    """A thread's state letter, or None once it has ended (between the listing and the read)."""
+    try:
+        return (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None

@@ -3,8 +3,10 @@ the payloads are those measured on Gemini CLI 0.61.0 (docs/gemini.md)."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,18 +15,26 @@ from typing import Any
 import pytest
 
 from slashkit.adapters.gemini import hook, resident
+from tests.support import HELPER_ENV
 
 FULL = "Greet Bob && /greet Alice warmly."
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "project" / ".gemini" / "commands"
     folder.mkdir(parents=True)
     (folder / "greet.toml").write_text('prompt = "Greet {{args}} warmly."\n')
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    return tmp_path / "project"
+    # The test's own shared helper (a short TMPDIR: a socket's path is at most 108 bytes), gone soon after.
+    tmp = tempfile.mkdtemp(prefix="skh-", dir="/tmp")
+    monkeypatch.setenv("TMPDIR", tmp)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    for name, value in HELPER_ENV.items():
+        monkeypatch.setenv(name, value)
+    yield tmp_path / "project"
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture
@@ -95,6 +105,18 @@ def _run_hook(stdin: bytes, timeout: float = 30) -> Any:
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def test_a_hook_with_nothing_for_the_core_imports_neither_the_core_nor_the_bridge(project: Path, sid: str) -> None:
+    # Gemini starts a process per hook event: one a session without chains fires answers without the core's imports.
+    _typed(project / "transcript.jsonl", "Greet Bob please", "Greet Bob please")
+    payload = json.dumps(_payload("BeforeModel", sid, project, **_request("Greet Bob please")))
+    check = (
+        "import json, sys; from slashkit.adapters.gemini import hook; print(hook.answer(json.loads(sys.argv[1])), "
+        "sorted(m for m in sys.modules if m.startswith(('slashkit.core', 'slashkit.adapters.bridge', 'attr'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", check, payload], capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() == "{} []", done.stderr
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ before the helper read HTTP with h11 (issue 7)."""
 
 import contextlib
 import json
+import os
 import socket
 import threading
 import time
@@ -332,10 +333,10 @@ class _Faulty(Bridge):
 
 def test_a_fault_of_the_helpers_own_is_answered_500_and_the_connection_serves_on(tmp_path: Path) -> None:
     # The server's own connection, on a socket pair: no input reaches such a fault from outside, so it is put in.
-    server = h._Server(str(tmp_path), socket.socket(socket.AF_UNIX), _Faulty(DictEnvironment()))
+    server = h._Server(socket.socket(socket.AF_UNIX), _Faulty(DictEnvironment()), None, lambda: None)
     ours, theirs = socket.socketpair(socket.AF_UNIX)
     theirs.settimeout(10)
-    serving = threading.Thread(target=h._Connection(ours, server).serve, daemon=True)
+    serving = threading.Thread(target=h._Connection(ours, server, os.getpid()).serve, daemon=True)
     serving.start()
     body = event_body(seq=1)
     head = f"POST /v1/event HTTP/1.1\r\nhost: slashkit\r\ncontent-length: {len(body)}\r\n\r\n".encode()

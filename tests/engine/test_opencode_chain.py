@@ -6,8 +6,9 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -46,11 +47,19 @@ class Run:
         self.server.wait_quiet(self.session, quiet=2.5)
 
 
-def _start(tmp_path: Path, script: Sequence[Turn], python: str = sys.executable) -> Iterator[Run]:
+#: The opt-out of the shared helper: a helper per session, whose life the tests that name it follow. The tests that
+#: an event starts no helper name it too: with the shared helper, the one the plugin's start opened for the menu of
+#: saved chains stays its idle time, while which events go to the helper is the same either way.
+OWN_HELPER: Final = {"SLASHKIT_HELPER": "session"}
+
+
+def _start(
+    tmp_path: Path, script: Sequence[Turn], python: str = sys.executable, env: Mapping[str, str] | None = None
+) -> Iterator[Run]:
     with OpenAIServer(script) as model:
         project = write_project(tmp_path / "project", model.url, COMMANDS)
         install(config_dir(project), python)
-        with OpencodeServer(project, tmp_path) as server:
+        with OpencodeServer(project, tmp_path, env_extra=env or {}) as server:
             yield Run(server, model)
 
 
@@ -62,8 +71,8 @@ def start(tmp_path: Path) -> Iterator[Start]:
     """`start(script, python=...)` gives a Run; everything stops when the test ends."""
     runs: list[Iterator[Run]] = []
 
-    def begin(script: Sequence[Turn], python: str = sys.executable) -> Run:
-        made = _start(tmp_path / f"run{len(runs)}", script, python)
+    def begin(script: Sequence[Turn], python: str = sys.executable, env: Mapping[str, str] | None = None) -> Run:
+        made = _start(tmp_path / f"run{len(runs)}", script, python, env)
         runs.append(made)
         return next(made)
 
@@ -152,7 +161,7 @@ def test_a_fail_reason_holding_status_lines_stays_on_its_transcript_line(start: 
 
 
 def test_the_fail_tool_outside_a_chain_is_refused_and_starts_no_helper(start: Start, tmp_path: Path) -> None:
-    run = start([tool_call(FAIL_TOOL, {"reason": "why not"}), text("ok")])
+    run = start([tool_call(FAIL_TOOL, {"reason": "why not"}), text("ok")], env=OWN_HELPER)
     run.server.command(run.session, "greet", "Bob").wait()
     run.quiet()
     result = run.model.main_requests[1].tool_results()
@@ -167,7 +176,10 @@ def test_a_subagents_call_of_the_fail_tool_is_refused_and_starts_no_helper(start
     # Issue 16, D2: the call came from a child session (the task tool's subagent), which once started a helper that
     # then stayed as long as opencode. It is refused as the core refuses a subagent's call, and starts nothing.
     task = {"description": "look", "prompt": "have a look", "subagent_type": "general"}
-    run = start([tool_call("task", task), tool_call(FAIL_TOOL, {"reason": "mine"}), text("child done"), text("done")])
+    run = start(
+        [tool_call("task", task), tool_call(FAIL_TOOL, {"reason": "mine"}), text("child done"), text("done")],
+        env=OWN_HELPER,
+    )
     assert run.server.prompt(run.session, "look into it").wait().status == 200
     run.quiet()
     assert run.asked()[:2] == ["look into it", "have a look"]
@@ -222,7 +234,7 @@ def test_slash_chain_stop_cancels_the_running_chain(start: Start) -> None:
 
 
 def test_a_single_command_is_untouched_and_starts_no_python(start: Start, tmp_path: Path) -> None:
-    run = start([text("Hello Bob")])
+    run = start([text("Hello Bob")], env=OWN_HELPER)
     run.server.command(run.session, "greet", "Bob").wait()
     run.quiet()
     assert run.asked() == ["Greet Bob warmly."]
@@ -289,7 +301,7 @@ def test_a_helper_killed_silent_or_mute_lets_the_typed_command_run_as_typed_with
     pid_file = tmp_path / "fake.pid"
     fake.write_text(FAKE_HELPER.format(python=sys.executable, pid_file=str(pid_file), mode=mode))
     fake.chmod(0o755)
-    run = start([text("Hello")], python=str(fake))
+    run = start([text("Hello")], python=str(fake), env=OWN_HELPER)
     run.server.command(run.session, "greet", "Bob && /greet Carol").wait()
     run.quiet()
     assert run.asked() == ["Greet Bob && /greet Carol warmly."]
@@ -325,7 +337,7 @@ def stopped_helper(run: Run) -> Iterator[int]:
 
 def test_a_stopped_helper_the_plugin_gives_up_on_is_killed_after_a_grace(start: Start) -> None:
     # Issue 16, D3: SIGTERM alone left it stopped for as long as opencode ran.
-    run = start([text("ok") for _ in range(4)])
+    run = start([text("ok") for _ in range(4)], env=OWN_HELPER)
     with stopped_helper(run) as pid:
         run.server.command(run.session, "greet", "Dan && /greet Eve").wait()
         assert unavailable(f"the helper did not answer ChainTyped within {ANSWER_TIMEOUT_MS} ms") in run.lines()
@@ -334,7 +346,7 @@ def test_a_stopped_helper_the_plugin_gives_up_on_is_killed_after_a_grace(start: 
 
 def test_a_stopped_helper_does_not_outlive_opencode(start: Start, tmp_path: Path) -> None:
     # Issue 16, D3: opencode ended, and its stopped helper stayed, stopped, for good.
-    run = start([text("ok") for _ in range(2)])
+    run = start([text("ok") for _ in range(2)], env=OWN_HELPER)
     opencode = run.server._process
     assert opencode is not None
     with stopped_helper(run) as pid:
@@ -397,8 +409,8 @@ def test_a_pipe_hands_the_models_answer_to_the_next_steps_prompt(start: Start) -
 
 
 def test_two_sessions_of_one_opencode_run_their_chains_side_by_side(start: Start) -> None:
-    # One opencode serves many sessions, and the bridge's events name none: each session has its own helper
-    # (its own link in the bridge's client). With one helper for both, the second chain would replace the first.
+    # One opencode serves many sessions: each has its own link in the bridge's client, and its own session in the
+    # person's one shared helper. Were the two sessions one there, the second chain would replace the first.
     run = start([text("ok", delay=1.5) for _ in range(4)])
     other = run.server.create_session()
     first = run.server.command(run.session, "greet", "Bob && /greet Carol")
@@ -415,6 +427,7 @@ def test_two_sessions_of_one_opencode_run_their_chains_side_by_side(start: Start
     ]
     assert run.lines() == ["1/2: /greet Bob", "2/2: /greet Carol", "all 2 command(s) ran"]
     assert run.server.ignored_lines(other) == ["1/2: /greet Dan", "2/2: /greet Eve", "all 2 command(s) ran"]
+    assert len(run.server.helper_pids()) == 1
 
 
 def test_a_typed_line_led_by_compact_compacts_then_runs_the_next_command(start: Start) -> None:
@@ -437,7 +450,7 @@ def test_a_plain_prompt_that_is_no_chain_of_a_built_in_reaches_the_model_as_type
     # Led by a command that is no built-in, with no command after its operator, or a lone /compact: each is a
     # prompt like any other, and no helper starts for it.
     typed = ["/greet Bob && /greet Carol", "/compact && echo done", "/compact", "Bob && /greet Carol"]
-    run = start([text("ok") for _ in typed])
+    run = start([text("ok") for _ in typed], env=OWN_HELPER)
     for line in typed:
         assert run.server.prompt(run.session, line).wait().status == 200
         run.quiet()
@@ -452,7 +465,7 @@ def test_a_subagents_prompt_the_model_wrote_starts_no_chain_and_no_helper(start:
     # person's prompt: a line led by /compact there is the model's, not the person's typing, so it is no chain.
     # The subagent gets it as written, as it would without the plugin.
     task = {"description": "greet someone", "prompt": "/compact && /greet Mallory", "subagent_type": "general"}
-    run = start([tool_call("task", task), text("child done"), text("parent done")])
+    run = start([tool_call("task", task), text("child done"), text("parent done")], env=OWN_HELPER)
     assert run.server.prompt(run.session, "look into it").wait().status == 200
     run.quiet()
     children = [
@@ -503,10 +516,10 @@ def test_the_persons_prompt_after_slash_chain_still_cancels_and_a_line_led_by_co
     ]
 
 
-def test_a_deleted_session_ends_its_helper_and_no_other(start: Start) -> None:
-    # Each session has its own helper; opencode deleting the session ends it (the plugin asks it to exit), and
-    # leaves the other session's helper running.
-    run = start([text("ok") for _ in range(4)])
+def test_with_a_helper_per_session_a_deleted_session_ends_its_helper_and_no_other(start: Start) -> None:
+    # With SLASHKIT_HELPER=session each session has its own helper; opencode deleting the session ends it (the
+    # plugin asks it to exit), and leaves the other session's helper running.
+    run = start([text("ok") for _ in range(4)], env=OWN_HELPER)
     other = run.server.create_session()
     for session in (run.session, other):
         run.server.command(session, "greet", "Bob && /greet Carol").wait()

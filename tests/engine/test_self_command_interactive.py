@@ -650,13 +650,14 @@ def test_the_unavailable_line_names_the_plugin_once(without_helper: Ended) -> No
     assert lines[0].count("self-command: ") == 1, f"the plugin is named twice in {lines[0]!r}"
 
 
-def test_a_terminal_hangup_ends_the_helper_without_leaving_its_socket_folder(
+def test_a_terminal_hangup_ends_a_helper_of_the_sessions_own_without_leaving_its_socket_folder(
     tmp_path: Path, project: Path, plugin: Path
 ) -> None:
-    """lich closing a session's terminal is a hangup: the CLI and the helper (in its process group) get SIGHUP.
-    The helper cleans its socket folder on SIGTERM (a /exit) and when its parent dies, but SIGHUP kills it
-    first, and `slashkit-*` stays in TMPDIR (a /exit leaves none)."""
-    with session(tmp_path, project, plugin, [text("Hello.")], env=lich_env()) as run:
+    """With a helper per session (SLASHKIT_HELPER=session): lich closing a session's terminal is a hangup, and the
+    CLI and the helper (in its process group) get SIGHUP. The helper cleans its socket folder on SIGTERM (a /exit)
+    and when its parent dies, but SIGHUP kills it first, and `slashkit-*` stays in TMPDIR (a /exit leaves none).
+    The shared helper has a session of its own and no terminal: the hangup never reaches it."""
+    with session(tmp_path, project, plugin, [text("Hello.")], env={**lich_env(), "SLASHKIT_HELPER": "session"}) as run:
         run.cli.send("hello")
         run.wait_turns()
         helpers = run.helpers()

@@ -4,15 +4,18 @@ the person sees it in the transcript (`ui_log` lines) and as the model is handed
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from slashkit.adapters.claude_code.plugins import plugin_dir
+from tests.support import shared_helpers
 from tests.support.claude_cli import (
     Isolation,
     JsonObject,
@@ -25,7 +28,6 @@ from tests.support.claude_cli import (
     validate,
 )
 from tests.support.model_server import ModelServer, Turn, http_error, text, tool_use
-from tests.support.tmux_claude import descendants
 
 pytestmark = pytest.mark.engine
 
@@ -243,42 +245,64 @@ def test_a_pipe_hands_the_models_answer_of_one_step_to_the_prompt_of_the_next(pl
     assert "ANSWER-ONE" not in prompts[0]
 
 
-#: How a slashkit helper's command line reads, whichever adapter module serves it.
-HELPER = re.compile(r"slashkit\.adapters\.[\w.]*helper")
-
-
-def helper_pids(session: StreamingRun) -> set[int]:
-    """The slashkit helpers below this session's CLI (other sessions on the machine have their own)."""
-    found = set()
-    for pid in descendants(session.pid):
-        with contextlib.suppress(OSError):
-            if HELPER.search(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")):
-                found.add(pid)
-    return found
-
-
-def test_a_helper_killed_mid_chain_is_reported_once_and_the_next_chain_starts_a_new_one(
+def test_the_shared_helper_killed_mid_chain_is_reported_once_and_the_next_chain_starts_a_new_one(
     plugin: Path, project: Path
 ) -> None:
     script = [text("Reviewed.", delay=3.0)]
     with ModelServer(script) as model, StreamingRun([plugin], project, model=model) as session:
         session.send("/review the diff && /context")
         assert session.wait_until(lambda ev: "1/2: /review the diff" in chain_lines(ev), timeout=60)
-        started = helper_pids(session)
+        started = shared_helpers(session.tmpdir)
         assert len(started) == 1, started
-        os.kill(started.pop(), signal.SIGKILL)
+        killed = started.pop()
+        os.kill(killed, signal.SIGKILL)
+        # The chain waited on the helper for its turn's end: the turn's end finds it gone, and one line says so.
         assert session.wait_until(
             lambda ev: any(line.startswith("unavailable: ") for line in chain_lines(ev)), timeout=30
         )
         session.send("/cost && /context")
         assert session.wait_until(lambda ev: "all 2 command(s) ran" in chain_lines(ev), timeout=60)
+        restarted = shared_helpers(session.tmpdir)
         result = session.finish()
     lines = chain_lines(result.events)
-    # Either the helper's exit or the next event's failed fetch is noticed first; one line says so.
     assert lines[0] == "1/2: /review the diff"
     assert lines[1].startswith("unavailable: "), lines
     assert lines[1].endswith("; commands run as typed until it is back"), lines
     assert lines[2:] == ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"], lines
+    assert len(restarted) == 1 and killed not in restarted
+
+
+def test_the_shared_helper_killed_under_three_sessions_loses_no_chain(plugin: Path, project: Path) -> None:
+    # Three sessions share one helper (one XDG_RUNTIME_DIR); it is killed as their chains of local commands run.
+    # Whatever each had by then, its chain runs to its end (the steps' forecasts are the client's, or the typed
+    # chain goes to a helper started afresh), and the next chain of each runs on one new helper.
+    runtime = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))
+    shared = {"XDG_RUNTIME_DIR": str(runtime)}
+    first = ["1/3: /usage", "2/3: /context", "3/3: /usage", "all 3 command(s) ran"]
+    second = ["1/2: /context", "2/2: /cost", "all 2 command(s) ran"]
+    try:
+        with contextlib.ExitStack() as stack:
+            sessions = [stack.enter_context(StreamingRun([plugin], project, extra_env=shared)) for _ in range(3)]
+            for session in sessions:
+                session.send("/cost && /context && /usage")
+            assert sessions[0].wait_until(lambda ev: "1/3: /usage" in chain_lines(ev), timeout=60)
+            killed = shared_helpers(runtime, "XDG_RUNTIME_DIR")
+            assert len(killed) == 1, killed
+            os.kill(killed.pop(), signal.SIGKILL)
+            for session in sessions:
+                assert session.wait_until(lambda ev: first[-1] in chain_lines(ev), timeout=60)
+                session.send("/context && /cost")
+            for session in sessions:
+                assert session.wait_until(lambda ev: second[-1] in chain_lines(ev), timeout=60)
+            restarted = shared_helpers(runtime, "XDG_RUNTIME_DIR")
+            results = [session.finish() for session in sessions]
+    finally:
+        for pid in shared_helpers(runtime, "XDG_RUNTIME_DIR"):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(runtime, ignore_errors=True)
+    for result in results:
+        assert chain_lines(result.events) == first + second
+    assert len(restarted) == 1
 
 
 @pytest.fixture(scope="module")

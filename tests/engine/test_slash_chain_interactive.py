@@ -63,6 +63,7 @@ from slashkit.core.texts import (
     step_text,
     stopped_text,
 )
+from tests.support import shared_helpers
 from tests.support.claude_cli import Isolation, cli_available, single_module_plugin, validate
 from tests.support.model_server import ModelServer, RecordedRequest, Turn, text, tool_use
 from tests.support.tmux_claude import TMUX, TmuxClaude, system_texts, transcript_texts
@@ -235,13 +236,14 @@ class Run:
     # processes
 
     def helpers(self) -> list[int]:
-        """The slashkit helpers running below the CLI."""
+        """The slashkit helpers running for the CLI: below it (a helper of the session's own), or the person's shared
+        one in its TMPDIR, which leaves the process tree of the session that started it."""
         found = []
         for pid in self.cli.pids:
             with contextlib.suppress(OSError):
                 if HELPER_MODULE in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
                     found.append(pid)
-        return found
+        return sorted({*found, *shared_helpers(self.cli.iso.tmp)})
 
     def settled_commands(self) -> int:
         """How many of the plugin's `command.run` hooks finished, by the engine's debug log."""
@@ -430,4 +432,6 @@ def test_single_commands_are_untouched(tmp_path: Path, project: Path, plugin: Pa
         assert f"[{CHAIN_COMMAND}]" not in request.all_text(), handed
         assert run.ran() == ["/context", "/x"], run.describe()
         assert len(run.helpers()) == 1, run.describe()
-        assert run.cli.debug_log().count(HELPER_SPAWNED) == 1, run.describe()
+        # One process started, the shared helper's start, which the engine logs as it starts and as it ends.
+        started = [line for line in run.cli.debug_log().splitlines() if HELPER_SPAWNED in line and " with " in line]
+        assert len(started) == 1, run.describe()

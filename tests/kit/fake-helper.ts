@@ -212,7 +212,8 @@ export function toolAnswer(value: string): WireReply {
 export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
   const fake = new FakeHelper(mock.clock(on, { now: options.now ?? 1_000_000 }))
   mock.store(on, options.store ?? {})
-  mock.env(on, options.env ?? {})
+  // The fake is a helper of the session's own: the shared one is a process the kit cannot start (tests/engine).
+  mock.env(on, { SLASHKIT_HELPER: 'session', ...options.env })
 
   on('session.start', (_, e) => ({ cwd: e.cwd }))
   on('command.register', (_, e) => {

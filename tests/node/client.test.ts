@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ask, bounded, boundedInput, close, identity, link, prepare, wanted, Work, type Effect, type Host, type Link } from './client.js'
-import { EVENT_PATH, EXIT_PATH, MAX_BODY, MAX_FORECAST_DEPTH, MAX_TEXT, STEP_OUTPUT, VERSION } from './wire.js'
+import { EVENT_PATH, EXIT_PATH, MAX_BODY, MAX_FORECAST_DEPTH, MAX_TEXT, OPEN_PATH, STEP_OUTPUT, VERSION } from './wire.js'
 
 const START_MS = 5000
 const ANSWER_MS = 1000
@@ -617,4 +617,113 @@ test('Work is drained only once what each tracked piece led to is done, and a pi
   failSecond(new Error('the step threw'))
   await waited
   await new Work().drained()
+})
+
+/** A session of the person's shared helper: the fake's host, with `shared` and a socket that answers openings. */
+function sharing(f: Fake, known: string | undefined, listening: boolean): { host: Host; opened: string[]; paths: string[]; found: string[] } {
+  const opened: string[] = []
+  const paths: string[] = []
+  const found: string[] = []
+  const host: Host = {
+    ...f.host,
+    shared: async () => ({
+      socket: known,
+      opening: { options: ['--host', 'pi'], cwd: '/work/p', env: { HOME: '/home/ann' }, owner: null },
+      found: socketPath => void found.push(socketPath),
+    }),
+    post: async (socketPath, path, body) => {
+      paths.push(`${socketPath} ${path}`)
+      if (socketPath === known && !listening) throw new Error('connect ECONNREFUSED')
+      if (path.startsWith(`${OPEN_PATH}?session=`)) {
+        assert.deepEqual(JSON.parse(body), { v: VERSION, options: ['--host', 'pi'], cwd: '/work/p', env: { HOME: '/home/ann' }, owner: null })
+        opened.push(path.slice(path.indexOf('=') + 1))
+        return { status: 200, text: '{}' }
+      }
+      if (path.startsWith(EXIT_PATH)) return { status: 200, text: '{}' }
+      const request = JSON.parse(body) as Request
+      f.requests.push(request)
+      return f.respond(request)
+    },
+  }
+  return { host, opened, paths, found }
+}
+
+test('a shared helper that listens is joined without starting a process; every event names the session opened', async () => {
+  const f = new Fake()
+  const known = '/run/user/7/slashkit/helper.sock'
+  const s = sharing(f, known, true)
+  await ask(s.host, 'ChainTyped', typed)
+  await ask(s.host, 'SavedAsked', { commands: [] })
+  assert.equal(f.children.length, 0)
+  assert.equal(s.opened.length, 1)
+  const session = s.opened[0] ?? ''
+  assert.match(session, /^[A-Za-z0-9_-]{1,64}$/)
+  assert.deepEqual(s.paths.slice(1), [`${known} ${EVENT_PATH}?session=${session}`, `${known} ${EVENT_PATH}?session=${session}`])
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'SavedAsked:2'])
+})
+
+test('with no shared helper listening, the process started with --shared names its socket, the session opens there, and the host keeps it', async () => {
+  const f = new Fake()
+  const s = sharing(f, '/run/user/7/slashkit/helper.sock', false)
+  await ask(s.host, 'ChainTyped', typed)
+  assert.deepEqual(f.children.map(c => c.argv.at(-1)), ['--shared'])
+  assert.equal(s.opened.length, 1)
+  assert.deepEqual(s.found, [SOCKET])
+  assert.deepEqual(f.sent(), ['ChainTyped:1'])
+  // The process that found or started the helper leaves once it said READY; the session goes on with the helper.
+  f.children[0]?.exit('the helper exited (code 0)')
+  await settle()
+  await ask(s.host, 'SavedAsked', { commands: [] })
+  assert.equal(f.children.length, 1)
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'SavedAsked:2'])
+  assert.deepEqual(f.lines, [])
+})
+
+test('a shared helper that no longer knows the session (it started afresh) gets the session opened again and the event at once', async () => {
+  const f = new Fake()
+  const s = sharing(f, '/run/user/7/slashkit/helper.sock', true)
+  await ask(s.host, 'SavedAsked', { commands: [] })
+  f.respond = request =>
+    f.requests.length === 2 ? { status: 410, text: JSON.stringify({ v: VERSION, error: 'no session' }) } : answer(request.seq)
+  const said = await ask(s.host, 'ChainTyped', typed)
+  assert.notEqual(said, undefined)
+  assert.equal(s.opened.length, 2)
+  assert.notEqual(s.opened[0], s.opened[1])
+  assert.deepEqual(f.sent(), ['SavedAsked:1', 'ChainTyped:2', 'ChainTyped:1'])
+  assert.deepEqual(f.lines, [])
+})
+
+test('a session that ends leaves the shared helper running: only its own session is dropped', async () => {
+  const f = new Fake()
+  const known = '/run/user/7/slashkit/helper.sock'
+  const s = sharing(f, known, true)
+  await ask(s.host, 'SavedAsked', { commands: [] })
+  close(s.host)
+  await settle()
+  assert.equal(s.paths.at(-1), `${known} ${EXIT_PATH}?session=${s.opened[0] ?? ''}`)
+})
+
+test('a shared helper gone while a chain waited on it: one line says the chain went with it; gone after a forecast ran the chain: none', async () => {
+  const gone = (f: Fake) => (request: Request) =>
+    f.requests.length === 2 ? { status: 410, text: JSON.stringify({ v: VERSION, error: 'no session' }) } : answer(request.seq, { wants: ['PromptSubmitted'] })
+  const waiting = new Fake()
+  waiting.respond = gone(waiting)
+  const s = sharing(waiting, '/run/user/7/slashkit/helper.sock', true)
+  await ask(s.host, 'ChainTyped', typed)
+  await ask(s.host, 'PromptSubmitted', { text: 'hi', origin: 'composer' })
+  assert.equal(waiting.lines.length, 1)
+  assert.match(waiting.lines[0] ?? '', /^unavailable: the helper answered 410/)
+  // A chain of local commands, run whole from its forecast: its reports are held, and the wants they would have
+  // changed are stale. The helper gone, the next chain goes to a fresh session without a word.
+  const ran = new Fake()
+  const forecast = { kind: 'run.typed', args: '', token: 1, then: [{ kind: 'log', text: 'all 1 command(s) ran' }] }
+  ran.respond = request =>
+    ran.requests.length === 2
+      ? { status: 410, text: JSON.stringify({ v: VERSION, error: 'no session' }) }
+      : answer(request.seq, { wants: ['PaneOpened', 'PromptHanded', 'PromptSubmitted'], reply: forecast })
+  const t = sharing(ran, '/run/user/7/slashkit/helper.sock', true)
+  const said = await ask(t.host, 'ChainTyped', typed)
+  await said?.ticket?.resolved('')
+  await ask(t.host, 'ChainTyped', typed)
+  assert.deepEqual(ran.lines, ['all 1 command(s) ran'])
 })

@@ -140,6 +140,9 @@ export class FakeHelper {
     process.env.SLASHKIT_FAKE_CONTROL = control
     process.env.SLASHKIT_FAKE_DIR = this.dir
     process.env.SLASHKIT_PYTHON = script
+    // The fake stands in for a helper of the session's own, one per session (the shared helper, tested against the
+    // real one in tests/adapters/test_shared_helper.py, would be a process these tests do not fake).
+    process.env.SLASHKIT_HELPER = 'session'
     process.env.XDG_STATE_HOME = join(this.dir, 'state')
   }
 

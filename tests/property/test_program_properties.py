@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from slashkit.adapters.run_codec import read, written
-from slashkit.core.grammar import MAX_NESTING, parse
+from slashkit.core.grammar import MAX_NESTING, parse, starts_program
 from slashkit.core.interpreter import Asked, Finished, Napping, Run, advance
+from slashkit.core.js_text import JS_WHITESPACE
 from slashkit.core.program import printed
 from tests.property.test_programs_bash import Scripts, programs
 
@@ -73,3 +74,20 @@ def test_the_state_round_trips_through_json_at_every_step_and_goes_on_the_same(
                 said = scripts[step.command][min(runs[step.command], len(scripts[step.command]) - 1)]
                 runs[step.command] += 1
                 run = run.ended("success" if said else "failure", output)
+
+
+@given(
+    st.text(alphabet=JS_WHITESPACE + "x", max_size=3),
+    st.sampled_from(["/", *PIECES]),
+    st.lists(st.sampled_from([*PIECES, *JS_WHITESPACE]), max_size=6).map("".join),
+)
+def test_the_gemini_hooks_thin_entry_hands_on_every_line_that_may_open_a_program(
+    lead: str, first: str, rest: str
+) -> None:
+    # The thin entry answers without the core a line it takes for no chain: a program it missed would reach the
+    # model as a prompt.
+    from slashkit.adapters.gemini.hook import MAY_BE_OURS
+
+    line = lead + first + rest
+    if starts_program(line) or line.lstrip(JS_WHITESPACE).startswith("/"):
+        assert MAY_BE_OURS.match(line), line

@@ -41,6 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from tests.support import HELPER_ENV
 from tests.support.model_server import ModelServer
 
 JsonObject = dict[str, Any]
@@ -186,6 +187,7 @@ def isolated_env(
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.setdefault("LANG", "C.UTF-8")
     env.update(OFFLINE_ENV)
+    env.update(HELPER_ENV)
     env.update(
         HOME=str(iso.home),
         CLAUDE_CONFIG_DIR=str(iso.config_dir),
@@ -590,6 +592,12 @@ class StreamingRun:
         """The CLI's process id (the session's helpers run below it)."""
         assert self._proc is not None, "the run has not started"
         return self._proc.pid
+
+    @property
+    def tmpdir(self) -> Path:
+        """The session's TMPDIR, where its shared helper's socket is (tests.support.shared_helpers)."""
+        assert self._iso is not None, "the run has not started"
+        return self._iso.tmp
 
     def start(self) -> StreamingRun:
         self._iso, self._dispose = _isolation_for(self.isolation)

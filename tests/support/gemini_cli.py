@@ -5,14 +5,18 @@ choosing the API key. slashkit goes in as a person installs it: `slashkit gemini
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from slashkit.adapters import cli
+from tests.support import HELPER_ENV
 
 CLI = os.environ.get("SLASHKIT_GEMINI", "")
 MODEL = "gemini-2.5-flash"
@@ -30,6 +34,10 @@ class Gemini:
         self.project, self.home = root / "project", root / "home"
         self.project.mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
+        # A TMPDIR of its own keeps its shared helper apart from other tests'; short, as a socket's path is at most
+        # 108 bytes.
+        self.tmp = tempfile.mkdtemp(prefix="skg-", dir="/tmp")
+        atexit.register(shutil.rmtree, self.tmp, True)
 
     def setup(self, commands: Mapping[str, str], install: bool = True) -> Gemini:
         folder = self.project / ".gemini" / "commands"
@@ -56,6 +64,8 @@ class Gemini:
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
             "SLASHKIT_PYTHON": sys.executable,
             "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+            "TMPDIR": self.tmp,
+            **HELPER_ENV,
             **extra,
         }
 

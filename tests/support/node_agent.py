@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
+from tests.support import HELPER_ENV
+
 
 @dataclass
 class NodeAgent:
@@ -67,6 +69,7 @@ class NodeAgent:
             "HOME": str(self.root / "home"),
             "XDG_STATE_HOME": str(self.root / "state"),
             "TMPDIR": str(self.root),
+            **HELPER_ENV,
             "PI_CODING_AGENT_DIR": str(self.agent),
             **self.OWN_ENV,
             **extra,

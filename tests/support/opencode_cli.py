@@ -35,6 +35,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from tests.support import HELPER_ENV, shared_helpers
+
 JsonObject = dict[str, Any]
 
 REPO_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -84,6 +86,7 @@ def isolated_env(base: Path, extra: Mapping[str, str] | None = None) -> dict[str
         "TMPDIR": str(base / "tmp"),
         "npm_config_cache": str(npm_cache()),
         **OFFLINE_ENV,
+        **HELPER_ENV,
     }
     for key in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR"):
         Path(env[key]).mkdir(parents=True, exist_ok=True)
@@ -217,7 +220,8 @@ class OpencodeServer:
     def helper_pids(self) -> list[int]:
         """The slashkit helpers this server's plugin started and that still run: descendants of the server whose
         command line runs `slashkit.adapters.bridge.helper` (a helper starts a session of its own, so its process
-        group is not the server's)."""
+        group is not the server's), and the person's shared helper its TMPDIR holds (which leaves the server's
+        process tree)."""
         process = self._process
         if process is None:
             return []
@@ -241,7 +245,8 @@ class OpencodeServer:
                 pid, seen = parents.get(pid, 0), seen + 1
             return False
 
-        return sorted(pid for pid in helpers if below_server(pid))
+        shared = shared_helpers(Path(isolated_env(self.base, self.env_extra)["TMPDIR"]))
+        return sorted({pid for pid in helpers if below_server(pid)} | shared)
 
     def log(self) -> str:
         """What the server printed, for a failure message."""

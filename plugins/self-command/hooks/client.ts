@@ -17,8 +17,10 @@ import {
   MAX_FORECAST_DEPTH,
   MAX_TEXT,
   PROGRAM_START,
+  OPEN_PATH,
   READY,
   REPLY_KINDS,
+  SHARED_OPTION,
   STEP_OUTPUT,
   VERSION,
 } from './wire.js'
@@ -127,6 +129,11 @@ export type Host = {
   /** A reason the helper is unavailable, as the line shows it (a host may drop its own prefixes). */
   plain(why: string): string
   /**
+   * The person's shared helper (docs/bridge.md, "Transport"), looked up as a helper is to be started: null when
+   * this session keeps a helper of its own (`SLASHKIT_HELPER=session`). Without it, a helper of its own too.
+   */
+  shared?(): Promise<Shared | null>
+  /**
    * The helper this host talks to and what the client knows of it (`link()`), when the host runs several
    * sessions in one process (opencode serves many: one helper each, since events name no session). Without
    * it, one link for the whole process (Claude Code's, one session per process).
@@ -151,7 +158,26 @@ export type Ticket = {
   threw(error: string): Promise<void>
 }
 
-type Helper = { socket: Promise<string>; stop: AbortController; argv: Promise<readonly string[]> }
+/**
+ * One session's way to the person's shared helper: the socket a running one listens on, when the host can tell
+ * without starting a process (undefined: a process is started, which starts the helper or finds it); what the
+ * session brings when it opens there (slashkit.adapters.bridge.sessions: the helper's options, the working
+ * directory, the variables the core reads, the process whose end ends the session, null for the one connecting);
+ * and `found`, told the socket a started process named, so the host finds it next time without one.
+ */
+export type Shared = {
+  socket: string | undefined
+  opening: { options: readonly string[]; cwd: string; env: Record<string, string>; owner: number | null }
+  found?(socket: string): void
+}
+
+/**
+ * A helper the client talks to: its socket once it can take events, the abort that gives up the process it
+ * started, the session it opened there (undefined for a helper of its own), and `located`, which resolves once
+ * the process to start is known or none is needed (a start may wait a long time for `locate`, the start timeout
+ * counts after it).
+ */
+type Helper = { socket: Promise<string>; stop: AbortController; session: Promise<string | undefined>; located: Promise<unknown> }
 
 /** The longest line searched for `READY <socket path>`: a unix socket's path is at most 108 bytes. */
 const MAX_READY_LINE = 4096
@@ -324,7 +350,7 @@ function answered(host: Host, answer: Exchanged | undefined): Answer {
 type Exchanged = { reply: WireReply | null; at: number; from: Helper }
 
 /** Sends one event (after the reports held for it) and carries out the effects of the answers; never throws. */
-async function exchange(host: Host, event: EventName, e: unknown): Promise<Exchanged | undefined> {
+async function exchange(host: Host, event: EventName, e: unknown, again = true): Promise<Exchanged | undefined> {
   const l = linkOf(host)
   // The helper answers a request over its limit with 413 before it read it, and the client's write then fails
   // (EPIPE): such an event is not sent, nor counted, so the helper and its running chain go on.
@@ -336,6 +362,9 @@ async function exchange(host: Host, event: EventName, e: unknown): Promise<Excha
   l.sent += 1 // before any wait, so what the caller does next already counts this event as sent
   const seq = l.sent
   const earlier = l.held.map(h => send(host, current, h.seq, h.event, h.e))
+  // Wants that come before reports still held are stale: the forecast those reports carried out may have ended the
+  // chain. One that waits on a turn's end or a pane's close still needs the helper, forecast or not.
+  const waiting = l.helper === current && (earlier.length === 0 ? l.wants.size > 0 : ['TurnEnded', 'PaneClosed'].some(w => l.wants.has(w)))
   l.held = []
   let late: WireAnswer[]
   let answer: WireAnswer
@@ -344,6 +373,14 @@ async function exchange(host: Host, event: EventName, e: unknown): Promise<Excha
     answer = await send(host, current, seq, event, e)
   } catch (err) {
     if (!(err instanceof RefusedEvent)) retire(host, current)
+    // A shared helper that is gone (killed, or left idle), or that no longer knows this session, costs a restart:
+    // the event goes to a fresh session at once. What a forecast already carried out goes on (its reports are
+    // dropped with the old session); a chain that waited on the helper went with it, which one line says, as when a
+    // helper of the session's own ends.
+    if (again && err instanceof Unreachable && (await current.session.catch(() => undefined)) !== undefined) {
+      if (waiting) unavailable(host, messageOf(err))
+      return exchange(host, event, e, false)
+    }
     unavailable(host, messageOf(err))
     return undefined
   }
@@ -361,11 +398,19 @@ async function exchange(host: Host, event: EventName, e: unknown): Promise<Excha
 }
 
 async function send(host: Host, current: Helper, seq: number, event: EventName, e: unknown): Promise<WireAnswer> {
-  await current.argv
+  await current.located
   const socketPath = await within(host, current.socket, host.startTimeoutMs, 'the helper did not start')
-  const posted = host.post(socketPath, EVENT_PATH, request(seq, event, e))
+  const path = named(EVENT_PATH, await current.session)
+  const posted = host.post(socketPath, path, request(seq, event, e)).catch((err: unknown) => {
+    throw new Unreachable(messageOf(err))
+  })
   const response = await within(host, posted, host.answerTimeoutMs, `the helper did not answer ${event}`)
   return readAnswer(response.status, response.text)
+}
+
+/** A path of the helper's, naming the session in the shared helper. */
+function named(path: string, session: string | undefined): string {
+  return session === undefined ? path : `${path}?session=${session}`
 }
 
 /** The body of the request that sends an event as the `seq`-th. */
@@ -399,6 +444,9 @@ export function messageOf(err: unknown): string {
 /** The helper refused the event as malformed (HTTP 400/413): the helper is sound, the event is not. */
 class RefusedEvent extends Error {}
 
+/** The helper could not be reached, or does not know the session (HTTP 410: it started afresh since). */
+class Unreachable extends Error {}
+
 type WireAnswer = { version: number; wants: string[]; reply: WireReply | null; effects: Effect[] }
 
 function readAnswer(status: number, text: string): WireAnswer {
@@ -410,6 +458,7 @@ function readAnswer(status: number, text: string): WireAnswer {
   }
   const answer = body as Partial<WireAnswer> & { v?: unknown; error?: unknown }
   if (status === 400 || status === 413) throw new RefusedEvent(`the helper refused the event: ${String(answer.error)}`)
+  if (status === 410) throw new Unreachable(`the helper answered 410: ${String(answer.error)}`)
   // The helper's own fault (500), or an event that reached it after it counted it gone and went on without it
   // (409): it may hold a state the client no longer shares, so it is retired.
   if (status === 409 || status === 500) throw new Error(`the helper answered ${status}: ${String(answer.error)}`)
@@ -517,33 +566,108 @@ async function within<T>(host: Host, work: Promise<T>, ms: number, what: string)
   }
 }
 
-/** Starts the helper; its socket resolves on the `READY <path>` line. The child lives on after the hook. */
+/**
+ * Starts a helper of this session's own, or opens the session in the person's shared helper (`Host.shared`); the
+ * socket resolves once events can go there. The child lives on after the hook.
+ */
 function start(host: Host): Helper {
+  const stop = new AbortController()
+  const shared = host.shared?.() ?? Promise.resolve(null)
+  let located: () => void = () => undefined
+  const known = new Promise<unknown>(resolve => (located = () => resolve(undefined)))
+  const id = sessionId()
+  const session = shared.then(found => (found === null ? undefined : id))
+  const started: Helper = { socket: Promise.resolve(''), stop, session, located: known }
+  started.socket = shared.then(
+    found => (found === null ? spawned(host, started, located, false) : joined(host, started, located, found, id)),
+    (err: unknown) => {
+      located()
+      throw err
+    },
+  )
+  for (const p of [started.socket, session]) p.catch(() => undefined)
+  const l = linkOf(host)
+  l.helper = started
+  l.sent = 0
+  l.held = []
+  return started
+}
+
+/** A session's id in the shared helper: random, so no session names another's. */
+function sessionId(): string {
+  const part = (): string => Math.random().toString(36).slice(2, 12)
+  return `${Date.now().toString(36)}-${part()}${part()}${part()}`
+}
+
+/**
+ * Opens the session in the shared helper: at the socket the host knows, when a helper listens there; else starts
+ * the process that finds the helper or starts it (`--shared`), and opens the session at the socket it named.
+ */
+async function joined(host: Host, mine: Helper, located: () => void, shared: Shared, id: string): Promise<string> {
+  const body = JSON.stringify({ v: VERSION, ...shared.opening })
+  if (shared.socket !== undefined && (await opened(host, shared.socket, id, body)) === null) {
+    located()
+    return shared.socket
+  }
+  // A helper found as it leaves (idle) is gone by the opening: the second start finds none, and starts one.
+  for (let tries = 1; ; tries++) {
+    const socketPath = await spawned(host, mine, located, true)
+    const refused = await opened(host, socketPath, id, body)
+    if (refused === null) {
+      shared.found?.(socketPath)
+      return socketPath
+    }
+    if (tries === 2) throw new Error(`the shared helper did not open this session: ${refused}`)
+  }
+}
+
+/** Opens the session at a socket; null when it did, else why not. */
+async function opened(host: Host, socketPath: string, id: string, body: string): Promise<string | null> {
+  try {
+    const said = await within(host, host.post(socketPath, named(OPEN_PATH, id), body), host.answerTimeoutMs, 'no answer')
+    return said.status === 200 ? null : `${String(said.status)} ${said.text.slice(0, 200)}`
+  } catch (err) {
+    return messageOf(err)
+  }
+}
+
+/**
+ * Starts the helper's process; resolves on its `READY <path>` line. Shared, the process leaves once it said it (the
+ * helper it started or found lives on by itself); a helper of the session's own serves until it ends.
+ */
+function spawned(host: Host, mine: Helper, located: () => void, shared: boolean): Promise<string> {
   let ready: (path: string) => void = () => undefined
   let fail: (err: Error) => void = () => undefined
   const socket = new Promise<string>((resolve, reject) => {
     ready = resolve
     fail = reject
   })
-  socket.catch(() => undefined)
   const argv = host.locate?.() ?? Promise.resolve(host.argv)
-  argv.catch(() => undefined)
-  const started: Helper = { socket, stop: new AbortController(), argv }
-  const l = linkOf(host)
-  l.helper = started
-  l.sent = 0
-  l.held = []
-  void watch(host, started, ready, fail)
-  return started
+  void argv.then(located, located)
+  void watch(host, mine, argv.then(found => (shared ? [...found, SHARED_OPTION] : found)), ready, fail, shared)
+  return socket
 }
 
-async function watch(host: Host, mine: Helper, ready: (path: string) => void, fail: (err: Error) => void): Promise<void> {
+async function watch(
+  host: Host,
+  mine: Helper,
+  argv: Promise<readonly string[]>,
+  ready: (path: string) => void,
+  fail: (err: Error) => void,
+  shared: boolean,
+): Promise<void> {
   let out = ''
   let said = false
-  let why: string
+  let why = ''
+  let found: readonly string[] | undefined
   try {
-    why = await host.spawn(
-      await mine.argv,
+    found = await argv
+  } catch (err) {
+    why = messageOf(err) // no interpreter found: the reason is the host's own, as it gave it
+  }
+  try {
+    if (found !== undefined) why = await host.spawn(
+      found,
       text => {
         if (said) return // the helper writes nothing after READY: whatever comes is not kept
         out += text
@@ -565,6 +689,8 @@ async function watch(host: Host, mine: Helper, ready: (path: string) => void, fa
     why = `the helper did not start: ${messageOf(err)}`
   }
   fail(new Error(why))
+  // The process that found or started the shared helper is done once it said READY.
+  if (shared && said) return
   // A helper that ends takes the running chain's state with it: say so once, and start afresh next time.
   const l = linkOf(host)
   if (l.helper === mine) {
@@ -591,7 +717,10 @@ function retire(host: Host, failed: Helper): void {
     l.wantsAt = 0
   }
   failed.stop.abort()
-  void failed.socket.then(socketPath => host.post(socketPath, EXIT_PATH, '')).catch(() => undefined)
+  // The shared helper drops the session named; a helper of the session's own exits.
+  void Promise.all([failed.socket, failed.session])
+    .then(([socketPath, session]) => host.post(socketPath, named(EXIT_PATH, session), ''))
+    .catch(() => undefined)
 }
 
 /**

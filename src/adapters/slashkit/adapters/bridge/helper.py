@@ -1,6 +1,13 @@
-"""The resident helper a host's shim starts once per session (`python -m slashkit.adapters.bridge.helper`): it
-listens on a unix socket in a private directory, prints `READY <socket path>`, serves the bridge there over
-HTTP/1.1 (`slashkit.adapters.bridge.server`), and ends with its parent. This module is its composition root.
+"""The resident helper (`python -m slashkit.adapters.bridge.helper`): it listens on a unix socket in a private
+directory, prints `READY <socket path>`, serves the bridge there over HTTP/1.1 (`slashkit.adapters.bridge.server`).
+This module is its composition root.
+
+Two lifetimes. With `--shared` (what every host's client asks for unless `SLASHKIT_HELPER=session`), one helper
+serves every session of the person: the process a client starts takes a lock, says READY at once if a helper of
+this version already listens, else binds the socket, forks the helper off into its own session (stdio away from
+the host's terminal) and says READY; the helper serves each session apart (`slashkit.adapters.bridge.sessions`)
+and leaves once no session was open for `SLASHKIT_HELPER_IDLE` seconds (600) or on SIGTERM. Without it, the
+helper serves the one session that started it, and ends with its parent (a helper per session, as before).
 
 HTTP because Claude Code's mod can only reach it through `$.http.fetch` (measured on Claude Code 2.1.328: ~2 ms
 a call over a unix socket, keep-alive reused), and every JavaScript host has an HTTP client.
@@ -12,13 +19,17 @@ socket's queue (docs/performance.md). This module imports nothing else, and not 
 """
 
 import contextlib
+import fcntl
 import gc
 import os
 import signal
 import socket
+import stat
 import sys
 import threading
 import time
+
+from slashkit.adapters import __version__
 
 #: The socket's file name in the private directory.
 SOCKET_NAME = "s"
@@ -30,6 +41,13 @@ READY = "READY"
 #: built-ins the refusal rule applies (`slashkit.core.allowlist.HOSTS`), when it is not Claude Code.
 FAIL_TOOL_OPTION = "--fail-tool"
 HOST_OPTION = "--host"
+#: One helper for all of the person's sessions (the client's default), instead of one for this session.
+SHARED_OPTION = "--shared"
+#: `session` keeps a helper per session (the client reads it; docs/bridge.md, "Transport").
+MODE_VARIABLE = "SLASHKIT_HELPER"
+#: Seconds the shared helper stays with no session open before it leaves.
+IDLE_VARIABLE = "SLASHKIT_HELPER_IDLE"
+IDLE_S = 600.0
 #: The hosts `--host` names (slashkit.core.allowlist.HOSTS, which this module does not import before READY).
 HOSTS = ("claude-code", "opencode", "pi", "gemini")
 #: The longest tool name the model APIs take (function names of 1 to 64 letters, digits, `_` and `-`).
@@ -48,9 +66,38 @@ def private_directory() -> str:
             continue
 
 
+def shared_directory(env: "os._Environ[str] | dict[str, str]" = os.environ) -> str:
+    """The shared helper's directory: `$XDG_RUNTIME_DIR/slashkit`, else `slashkit-<uid>` under the temporary folder;
+    made with mode 0700, and refused (PermissionError) unless it is a directory of this user's that no one else may
+    enter. The bridge's client finds the socket in it by the same rule (`sharedSocket` in node-host.ts)."""
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime):
+        path = os.path.join(runtime, "slashkit")
+    else:
+        path = os.path.join(env.get("TMPDIR") or "/tmp", f"slashkit-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    found = os.lstat(path)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise PermissionError(f"{path} is not a directory of this user's that only they may enter")
+    return path
+
+
+def shared_socket_name() -> str:
+    """The shared socket's file name, which carries slashkit's version: an upgraded client never reaches an old
+    helper, which leaves on its own once idle."""
+    return f"helper-{__version__}.sock"
+
+
 def main(args: list[str] | None = None) -> None:
-    """Listens, says READY, then serves the bridge until the host ends the helper."""
-    fail_tool, host = options(sys.argv[1:] if args is None else args)
+    """Listens, says READY, then serves the bridge until the host ends the helper (or, shared, until idle)."""
+    given = sys.argv[1:] if args is None else args
+    if SHARED_OPTION in given:
+        given = [arg for arg in given if arg != SHARED_OPTION]
+        options(given)
+        shared()
+        return
+    fail_tool, host = options(given)
     directory = private_directory()
     path = os.path.join(directory, SOCKET_NAME)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -77,6 +124,87 @@ def main(args: list[str] | None = None) -> None:
     gc.freeze()
     gc.enable()
     serve(directory, listener, Bridge(os.environ, fail_tool, host, load))
+
+
+def shared() -> None:
+    """Says READY with the socket of the person's helper, starting it first when none listens. Under a lock, so
+    that sessions starting at once start one helper; a socket file no helper listens on any more is replaced."""
+    try:
+        directory = shared_directory()
+    except OSError as error:
+        sys.exit(f"slashkit helper: no private directory for the shared helper: {error}")
+    path = os.path.join(directory, shared_socket_name())
+    locked = os.path.join(directory, f"helper-{__version__}.lock")
+    with open(locked, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _listens(path):
+            print(f"{READY} {path}", flush=True)
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(128)
+    # Only this thread runs, so the fork copies no lock held by another; the helper leaves the host's session and
+    # its terminal, and writes what goes wrong to a log beside its socket.
+    if os.fork():
+        print(f"{READY} {path}", flush=True)
+        os._exit(0)
+    os.setsid()
+    _detach(os.path.join(directory, f"helper-{__version__}.log"))
+    inode = os.stat(path).st_ino
+    signal.signal(signal.SIGTERM, lambda *_: leave_shared(path, inode, locked))
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    gc.disable()
+    from slashkit.adapters.bridge.server import serve_shared
+
+    gc.freeze()
+    gc.enable()
+    serve_shared(listener, _idle_seconds(), lambda: leave_shared(path, inode, locked))
+
+
+def _listens(path: str) -> bool:
+    """Tells whether a helper listens on `path` (a refused or missing socket is none)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def _detach(log: str) -> None:
+    """Points stdin and stdout at /dev/null and stderr at `log`: the host's pipes end, its terminal is not held."""
+    null = os.open(os.devnull, os.O_RDWR)
+    errors = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    for descriptor, to in ((0, null), (1, null), (2, errors)):
+        os.dup2(to, descriptor)
+    os.close(null)
+    os.close(errors)
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 - the process's own stdout, kept for its lifetime
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+
+
+def _idle_seconds() -> float:
+    """`SLASHKIT_HELPER_IDLE` in seconds when it is a positive number, else 600."""
+    try:
+        idle = float(os.environ.get(IDLE_VARIABLE, ""))
+    except ValueError:
+        return IDLE_S
+    return idle if 0 < idle < float("inf") else IDLE_S
+
+
+def leave_shared(path: str, inode: int, locked: str) -> None:
+    """Leaves at once, removing the socket unless another helper has since taken its name. Under the start's lock,
+    so a start finds either this helper listening or its socket gone (a client that found it just before opens its
+    session on a fresh one: bridge/client.ts, `joined`)."""
+    with contextlib.suppress(OSError), open(locked, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.stat(path).st_ino == inode:
+            os.unlink(path)
+    os._exit(0)
 
 
 def options(args: list[str]) -> tuple[str | None, str]:

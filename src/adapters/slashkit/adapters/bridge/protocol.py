@@ -9,14 +9,13 @@ reads events is built on first use, and writing needs none, so the helper is rea
 
 import json
 import math
-import re
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Final, get_args
 
 import attrs
 from attrs import frozen
 from returns.result import Failure, Result, Success
 
+from slashkit.adapters.json_depth import too_deep
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core.policy import Denied
@@ -188,7 +187,7 @@ def _array_only(kind: Any, made: "Converter") -> Any:
 
 def decode(body: bytes) -> Result[Envelope, str]:
     """Reads one request body; a Failure says, in one line, what is wrong with it."""
-    return _load(body).bind(_envelope)
+    return load_json(body).bind(_envelope)
 
 
 def _envelope(message: Any) -> Result[Envelope, str]:
@@ -218,7 +217,7 @@ def _envelope(message: Any) -> Result[Envelope, str]:
 
 def seq_of(body: bytes) -> int | None:
     """Reads the `seq` of a request `decode` refused, when the body is readable enough to hold one."""
-    match _load(body):
+    match load_json(body):
         case Success({"seq": seq}) if _whole(seq):
             return int(seq)
     return None
@@ -226,23 +225,19 @@ def seq_of(body: bytes) -> int | None:
 
 # Reading JSON within bounds
 
-_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]")
-_NESTING: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
-
 
 class _Unreadable(Exception):
     """A JSON value past a bound, raised from inside the JSON reader."""
 
 
-def _load(body: bytes) -> Result[Any, str]:
+def load_json(body: bytes) -> Result[Any, str]:
     """Reads a JSON body within the bounds: size, nesting depth, number length, finite numbers, each key of an
     object once."""
     if len(body) > MAX_BODY:
         return Failure(f"request of {len(body)} bytes is over the {MAX_BODY} byte limit")
     try:
         text = body.decode()
-        if too_deep(text):
+        if too_deep(text, MAX_DEPTH):
             return Failure(f"request nests deeper than {MAX_DEPTH} levels")
         return Success(
             json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant, object_pairs_hook=_keys_once)
@@ -251,17 +246,6 @@ def _load(body: bytes) -> Result[Any, str]:
         return Failure(f"request is not JSON: {err}")
     except _Unreadable as err:
         return Failure(str(err))
-
-
-def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
-    """Tells whether arrays and objects nest deeper than `limit`, before reading (Python's reader recurses, and
-    fails past its recursion limit with a RecursionError, not a JSON error); brackets inside strings do not count.
-    On JSON the string pattern finds exactly its strings; on anything else the count may be off, and reading fails
-    anyway."""
-    if text.count("[") + text.count("{") <= limit:
-        return False  # the usual event: too few brackets to scan for
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0) > limit
 
 
 def _keys_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

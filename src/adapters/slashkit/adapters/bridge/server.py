@@ -8,13 +8,17 @@ path: on top of what the helper imports anyway, h11 costs ~7 ms and `http.server
 """
 
 import contextlib
+import os
 import resource
 import socket
+import struct
 import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Final
+from urllib.parse import parse_qs
 
 import h11
 from returns.result import Failure, Success
@@ -22,9 +26,12 @@ from returns.result import Failure, Success
 from slashkit.adapters.bridge import protocol
 from slashkit.adapters.bridge.bridge import MAX_SEQ_AHEAD, Bridge, LateEvent
 from slashkit.adapters.bridge.helper import leave
+from slashkit.adapters.bridge.sessions import SESSION_ID, Full, Sessions
 
 EVENT_PATH: Final = b"/v1/event"
 EXIT_PATH: Final = b"/v1/exit"
+#: The shared helper's: a session opens (naming itself: `?session=ID`, as its events and its exit do).
+OPEN_PATH: Final = b"/v1/open"
 
 # Bounds. The mod's requests are a request line, about six headers and a body of a few KiB.
 
@@ -44,12 +51,16 @@ REQUEST_S: Final = 2.0
 IDLE_S: Final = 600.0
 #: Pause after `accept` failed (descriptors exhausted), instead of spinning on a listener that stays readable.
 ACCEPT_PAUSE_S: Final = 0.1
+#: How often the shared helper looks for sessions whose host is gone, and whether it has been idle long enough.
+REAP_S: Final = 1.0
 
 _REASONS: Final = {
     200: b"OK",
     400: b"Bad Request",
+    403: b"Forbidden",
     404: b"Not Found",
     409: b"Conflict",
+    410: b"Gone",
     413: b"Content Too Large",
     500: b"Internal Server Error",
     503: b"Service Unavailable",
@@ -72,9 +83,11 @@ class _Gone(Exception):
 class _Connection:
     """One connection from the engine: requests are read and answered in turn, within the bounds above."""
 
-    def __init__(self, sock: socket.socket, server: "_Server") -> None:
+    def __init__(self, sock: socket.socket, server: "_Server", peer: int) -> None:
         self.sock = sock
         self.server = server
+        #: The process at the other end (SO_PEERCRED), which a session it opens ends with.
+        self.peer = peer
         self.http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         #: When the request being read must be complete; None between requests.
         self.deadline: float | None = None
@@ -100,15 +113,42 @@ class _Connection:
             return self._send(400, f"malformed request: {why}", close=True)
         except _Refusal as refusal:
             return self._send(refusal.status, refusal.why, close=True)
-        if (method, target) == (b"POST", EXIT_PATH):
+        path, _, query = target.partition(b"?")
+        sessions = self.server.sessions
+        sid = _session_id(query)
+        if (method, path) == (b"POST", EXIT_PATH):
+            if sessions is not None and sid is not None:
+                sessions.close(sid)  # one session never ends the helper the others share: its own session goes
             self._send(200, None, close=True)
-            leave(self.server.directory)
+            if sessions is None:
+                self.server.leave()
+            return False
         if method == b"HEAD":
             return self._write(404, b"")  # an answer to HEAD has no body (RFC 9110): the status says it all
-        if (method, target) != (b"POST", EVENT_PATH):
+        if sessions is not None and (method, path) == (b"POST", OPEN_PATH):
+            return self._open(sessions, sid, body)
+        if (method, path) != (b"POST", EVENT_PATH):
             asked = f"{method.decode('latin-1')} {target.decode('latin-1')}"
             return self._send(404, f"no {asked}; POST {EVENT_PATH.decode()}")
-        bridge = self.server.bridge
+        bridge = self.server.bridge if sessions is None else None if sid is None else sessions.get(sid)
+        if bridge is None:
+            return self._send(410, f"this helper has no session {sid!r}: open it first")
+        return self._event(bridge, body)
+
+    def _open(self, sessions: Sessions, sid: str | None, body: bytes) -> bool:
+        """Opens a session of the shared helper."""
+        if sid is None:
+            return self._send(400, "no session named: ?session= 1 to 64 letters, digits, _ or -")
+        try:
+            opened = sessions.open(sid, body, self.peer)
+        except Full as full:
+            return self._send(503, str(full))
+        match opened:
+            case Failure(why):
+                return self._send(400, why)
+        return self._send(200, None)
+
+    def _event(self, bridge: Bridge, body: bytes) -> bool:
         match protocol.decode(body):
             case Success(request) if not bridge.reaches(request.seq):
                 why = f"seq {request.seq} is more than {MAX_SEQ_AHEAD} past the {bridge.version} events handled"
@@ -213,12 +253,27 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-class _Server:
-    """The listening socket, the bridge, and the connections open on it."""
+def _session_id(query: bytes) -> str | None:
+    """The session a request names (`?session=ID`), when it names one well."""
+    named = parse_qs(query.decode("latin-1")).get("session", [])
+    return named[0] if len(named) == 1 and SESSION_ID.fullmatch(named[0]) else None
 
-    def __init__(self, directory: str, listener: socket.socket, bridge: Bridge) -> None:
-        self.directory = directory
+
+def _peer(sock: socket.socket) -> tuple[int, int]:
+    """The process and the user at the other end of a unix socket, as the kernel saw them connect."""
+    pid, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return pid, uid
+
+
+class _Server:
+    """The listening socket, the bridge (or the shared helper's sessions), and the connections open on it."""
+
+    def __init__(
+        self, listener: socket.socket, bridge: Bridge | None, sessions: Sessions | None, leave: Callable[[], None]
+    ) -> None:
         self.bridge = bridge
+        self.sessions = sessions
+        self.leave = leave
         self.listener = listener
         self._open: set[_Connection] = set()
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -229,12 +284,16 @@ class _Server:
         while True:
             try:
                 sock, _ = self.listener.accept()
+                pid, uid = _peer(sock)
             except OSError:
                 time.sleep(ACCEPT_PAUSE_S)
                 continue
-            connection = _Connection(sock, self)
+            if uid != os.getuid():
+                _refuse(sock, 403, f"uid {uid} is not this helper's user")
+                continue
+            connection = _Connection(sock, self, pid)
             if not self._admit(connection):
-                _busy(sock, self.room)
+                _refuse(sock, 503, f"all {self.room} connections are busy")
                 continue
             threading.Thread(target=connection.serve, daemon=True).start()
 
@@ -265,20 +324,40 @@ class _Server:
             self._open.discard(connection)
 
 
-def _busy(sock: socket.socket, room: int) -> None:
-    """Answers a connection there is no room for, then closes it."""
+def _refuse(sock: socket.socket, status: int, why: str) -> None:
+    """Answers a connection the helper does not serve (no room for it, another user's), then closes it."""
     http = h11.Connection(h11.SERVER)
-    body = protocol.encode_error(f"all {room} connections are busy")
+    body = protocol.encode_error(why)
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     headers.append((b"connection", b"close"))
     with contextlib.suppress(OSError), sock:
         sock.settimeout(REQUEST_S)
-        sock.sendall((http.send(h11.Response(status_code=503, headers=headers, reason=_REASONS[503])) or b"") + body)
+        head = h11.Response(status_code=status, headers=headers, reason=_REASONS[status])
+        sock.sendall((http.send(head) or b"") + body)
 
 
 def serve(directory: str, listener: socket.socket, bridge: Bridge) -> None:
-    """Serves the bridge on a listening socket until the host ends the helper."""
+    """Serves the bridge of one session on a listening socket until the host ends the helper."""
     try:
-        _Server(directory, listener, bridge).serve_forever()
+        _Server(listener, bridge, None, lambda: leave(directory)).serve_forever()
     finally:
         leave(directory)
+
+
+def serve_shared(listener: socket.socket, idle_s: float, leave_shared: Callable[[], None]) -> None:
+    """Serves every session that opens on the shared helper's socket; leaves once none was open for `idle_s`."""
+    sessions = Sessions()
+    threading.Thread(target=_reap, args=(sessions, idle_s, leave_shared), daemon=True).start()
+    try:
+        _Server(listener, None, sessions, leave_shared).serve_forever()
+    finally:
+        leave_shared()
+
+
+def _reap(sessions: Sessions, idle_s: float, leave_shared: Callable[[], None]) -> None:
+    while True:
+        time.sleep(min(REAP_S, idle_s))
+        sessions.reap()
+        empty = sessions.empty_since
+        if empty is not None and time.monotonic() - empty >= idle_s:
+            leave_shared()

@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Final, get_args
 
 from slashkit.adapters.bridge import protocol, server
-from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
+from slashkit.adapters.bridge.helper import (
+    FAIL_TOOL_OPTION,
+    HOST_OPTION,
+    MODE_VARIABLE,
+    READY,
+    SHARED_OPTION,
+    shared_socket_name,
+)
+from slashkit.adapters.bridge.sessions import SESSION_VARIABLES
 from slashkit.adapters.files import read_regular
 from slashkit.core import forecast, session, texts
 from slashkit.core.chain import SEPARATOR_JS
@@ -77,6 +85,11 @@ def client_files() -> dict[str, str]:
         "READY": READY,
         "EVENT_PATH": server.EVENT_PATH.decode(),
         "EXIT_PATH": server.EXIT_PATH.decode(),
+        "OPEN_PATH": server.OPEN_PATH.decode(),
+        "SHARED_OPTION": SHARED_OPTION,
+        "SHARED_SOCKET": shared_socket_name(),
+        "MODE_VARIABLE": MODE_VARIABLE,
+        "SESSION_VARIABLES": sorted(SESSION_VARIABLES),
         "STEP_OUTPUT": STEP_OUTPUT,
         "MAX_TEXT": protocol.MAX_TEXT,
         "MAX_BODY": protocol.MAX_BODY,

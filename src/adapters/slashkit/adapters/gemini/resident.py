@@ -1,10 +1,12 @@
-"""One resident helper per Gemini CLI session, for hooks that each live one event long (Gemini runs a command hook
-per event, measured on 0.61.0). The first hook that needs the core starts a keeper (`python -m
-slashkit.adapters.gemini.resident`), which starts the bridge's helper, writes the session's state file once the
-helper said READY, and stays as long as the Gemini process and the helper do; the helper goes with its parent,
-the keeper (`slashkit.adapters.bridge.helper`). Later hooks find the helper again through the state file, keyed by
-the session id in a private folder, and speak the bridge's wire to it (docs/bridge.md) one event at a time, under
-a lock, so the events of a session are numbered in the order sent.
+"""The resident helper of a Gemini CLI session, for hooks that each live one event long (Gemini runs a command hook
+per event, measured on 0.61.0). The first hook that needs the core opens the session in the person's shared helper
+(`slashkit.adapters.bridge.helper`, `--shared`), starting it when none runs, with the Gemini process as the session's
+owner (the helper drops the session once it is gone). With `SLASHKIT_HELPER=session`, it starts a keeper instead
+(`python -m slashkit.adapters.gemini.resident`), which starts a helper of the session's own, writes the session's
+state file once the helper said READY, and stays as long as the Gemini process and the helper do; the helper goes
+with its parent, the keeper. Later hooks find the helper again through the state file, keyed by the session id in a
+private folder, and speak the bridge's wire to it (docs/bridge.md) one event at a time, under a lock, so the events
+of a session are numbered in the order sent.
 
 The state file also keeps what the hooks of one session share: the event count, the wire's `wants`, and the
 session's own notes (`Session.notes`, the hook translation's).
@@ -15,7 +17,6 @@ import fcntl
 import http.client
 import json
 import os
-import re
 import signal
 import socket
 import stat
@@ -26,17 +27,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from slashkit.adapters.bridge import protocol, server
+from slashkit.adapters.bridge import helper, protocol, server
 from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
+from slashkit.adapters.bridge.sessions import SESSION_VARIABLES
 from slashkit.adapters.bridge.shim import ANSWER_TIMEOUT_MS, HELPER_MODULE, START_TIMEOUT_MS
 from slashkit.adapters.files import read_regular
+from slashkit.adapters.gemini.hook import session_id, state_folder
 
 #: The name Gemini gives the fail tool of the extension's MCP server `slash-chain` (`mcp_<server>_<tool>`,
 #: measured on 0.61.0); the helper hears it, so that the core's fail note names it so.
 FAIL_TOOL: Final = "mcp_slash-chain_fail"
 HOST: Final = "gemini"
-#: A session id as Gemini makes them (a UUID); anything else names no state file.
-_SESSION_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
+#: The helper's options for a Gemini session.
+OPTIONS: Final = [FAIL_TOOL_OPTION, FAIL_TOOL, HOST_OPTION, HOST]
 #: The most of a state file that is read: it holds a few texts of the running chain, each bounded by the wire.
 MAX_STATE: Final = 4 * 1024 * 1024
 
@@ -50,7 +53,7 @@ class Unavailable(Exception):
 def folder() -> Path:
     """The private folder of the state files: only this user's (made with mode 0700, and refused when another
     user owns it or others may enter it)."""
-    base = Path(os.environ.get("TMPDIR") or "/tmp") / f"slashkit-gemini-{os.getuid()}"
+    base = state_folder()
     try:
         with contextlib.suppress(FileExistsError):
             base.mkdir(mode=0o700)
@@ -60,11 +63,6 @@ def folder() -> Path:
     if found.st_uid != os.getuid() or found.st_mode & 0o077 or not stat.S_ISDIR(found.st_mode):
         raise Unavailable(f"{base} is not a private folder of this user's")
     return base
-
-
-def session_id(value: object) -> str | None:
-    """The session's id when it can name a file, else None."""
-    return value if isinstance(value, str) and _SESSION_ID.fullmatch(value) else None
 
 
 class Session:
@@ -97,7 +95,7 @@ class Session:
         seq = int(self.state.get("seq", 0)) + 1
         body = json.dumps({"v": protocol.VERSION, "seq": seq, "event": event, "e": e}).encode()
         try:
-            status, raw = _post(str(self.state["socket"]), server.EVENT_PATH.decode(), body)
+            status, raw = _post(str(self.state["socket"]), self._named(server.EVENT_PATH), body)
             answer = json.loads(raw)
         except (OSError, ValueError, http.client.HTTPException) as error:
             self.forget()
@@ -105,22 +103,61 @@ class Session:
         self.state["seq"] = seq
         if status != 200 or not isinstance(answer, dict) or answer.get("v") != protocol.VERSION:
             why = answer.get("error") if isinstance(answer, dict) else None
-            if status in (409, 500, 503):
+            if status in (409, 410, 500, 503):
                 self.forget()
             raise Unavailable(f"the helper refused {event}: {str(why or status)[:200]}")
         self.state["wants"] = answer.get("wants") if isinstance(answer.get("wants"), list) else []
         return answer
 
     def forget(self) -> None:
-        """Leaves the helper: the keeper ends it; the next event starts a fresh one."""
+        """Leaves the helper: the shared one drops the session, a keeper ends the session's own; the next event
+        starts afresh."""
         keeper = self.state.get("keeper")
         if isinstance(keeper, int) and keeper > 1:
             with contextlib.suppress(OSError):
                 os.kill(keeper, signal.SIGTERM)
-        for key in ("socket", "keeper", "seq", "wants"):
+        if isinstance(self.state.get("session"), str):
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                _post(str(self.state["socket"]), self._named(server.EXIT_PATH), b"")
+        for key in ("socket", "keeper", "session", "seq", "wants"):
             self.state.pop(key, None)
 
+    def _named(self, path: bytes) -> str:
+        """A path of the helper's, naming the session in the shared helper."""
+        session = self.state.get("session")
+        return path.decode() + (f"?session={session}" if isinstance(session, str) else "")
+
     def _start(self) -> None:
+        if os.environ.get(helper.MODE_VARIABLE) == "session":
+            self._keep()
+            return
+        session = os.urandom(16).hex()
+        opening = {
+            "v": protocol.VERSION,
+            "options": OPTIONS,
+            "cwd": os.getcwd(),
+            "env": {name: os.environ[name] for name in sorted(SESSION_VARIABLES) if name in os.environ},
+            "owner": os.getppid(),  # the Gemini process: the helper drops the session once it is gone
+        }
+        body = json.dumps(opening).encode()
+        target = f"{server.OPEN_PATH.decode()}?session={session}"
+        try:
+            path: str | None = os.path.join(helper.shared_directory(), helper.shared_socket_name())
+        except OSError:
+            path = None
+        # At the socket where a helper runs; else the helper is started (or found) by the bridge's own start, twice
+        # at most: a helper found as it leaves (idle) is gone by the opening, and the second start starts one.
+        for tries in range(3):
+            if path is not None:
+                with contextlib.suppress(OSError, http.client.HTTPException):
+                    if _post(path, target, body)[0] == 200:
+                        self.state.update(socket=path, session=session, seq=0, wants=[])
+                        return
+            if tries < 2:
+                path = _shared_start()
+        raise Unavailable("the shared helper did not open this session")
+
+    def _keep(self) -> None:
         argv = [sys.executable, "-m", __name__, str(os.getppid()), self.path.stem]
         try:
             keeper = subprocess.Popen(
@@ -140,6 +177,22 @@ class Session:
                 keeper.kill()
             raise Unavailable("the helper did not say READY")
         self.state.update(socket=line[len(READY) + 1 :], keeper=keeper.pid, seq=0, wants=[])
+
+
+def _shared_start() -> str | None:
+    """Starts the person's shared helper, or finds it: the socket it listens on, or None."""
+    try:
+        said = subprocess.run(
+            [sys.executable, "-m", HELPER_MODULE, helper.SHARED_OPTION],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=START_TIMEOUT_MS / 1000,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = said.stdout.decode(errors="replace").split("\n")[0]
+    return line[len(READY) + 1 :] if line.startswith(f"{READY} /") else None
 
 
 def _line(descriptor: int, timeout: float) -> str:
@@ -229,14 +282,14 @@ def keep(gemini: int, sid: str) -> None:
     """The keeper: starts the helper, passes its READY line on, then lives as long as the Gemini process and the
     helper do (the helper ends with it). A Gemini process that ended without its SessionEnd (killed) leaves the
     session's files to the keeper, which takes them out."""
-    argv = [sys.executable, "-m", HELPER_MODULE, FAIL_TOOL_OPTION, FAIL_TOOL, HOST_OPTION, HOST]
-    helper = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert helper.stdout is not None
-    line = _line(helper.stdout.fileno(), START_TIMEOUT_MS / 1000)
+    argv = [sys.executable, "-m", HELPER_MODULE, *OPTIONS]
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert child.stdout is not None
+    line = _line(child.stdout.fileno(), START_TIMEOUT_MS / 1000)
     print(line, flush=True)
     os.close(1)
-    signal.signal(signal.SIGTERM, lambda *_: _end(helper))
-    while helper.poll() is None:
+    signal.signal(signal.SIGTERM, lambda *_: _end(child))
+    while child.poll() is None:
         try:
             os.kill(gemini, 0)
         except ProcessLookupError:
@@ -246,12 +299,12 @@ def keep(gemini: int, sid: str) -> None:
                     (base / name).unlink()
             break
         time.sleep(1)
-    _end(helper)
+    _end(child)
 
 
-def _end(helper: "subprocess.Popen[bytes]") -> None:
+def _end(child: "subprocess.Popen[bytes]") -> None:
     with contextlib.suppress(OSError):
-        helper.terminate()
+        child.terminate()
     os._exit(0)
 
 

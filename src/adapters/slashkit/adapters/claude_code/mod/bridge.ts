@@ -5,7 +5,7 @@
  * below is one literal `$.noun.event(...)`.
  */
 import type { EngineInterface } from 'claude-code'
-import { ask, boundedInput, Work, type Host } from './client.js'
+import { ask, boundedInput, Work, type Host, type Shared } from './client.js'
 import {
   ANSWER_TIMEOUT_MS,
   BUILTIN_KEY,
@@ -21,6 +21,7 @@ import {
   WHOAMI_MAX_OUTPUT,
   WHOAMI_TIMEOUT_MS,
 } from './host.js'
+import { SESSION_VARIABLES, SHARED_SOCKET } from './wire.js'
 
 export type { Answer, Effect, Reply, WireReply } from './client.js'
 export { ask, bounded, boundedInput, messageOf, opensProgram, prepare, wanted } from './client.js'
@@ -157,6 +158,70 @@ export function drain(): Promise<void> {
   return work.drained()
 }
 
+/**
+ * The store's key of the shared helper's socket as a session found it: a mod cannot learn its uid without a process
+ * (`id -u`, ~3 ms through `$.process.run`, measured on 2.1.328), so without `XDG_RUNTIME_DIR` the next session
+ * finds the socket through the store and starts none.
+ */
+const SHARED_KEY = 'sharedHelper'
+
+/**
+ * The person's shared helper, unless `SLASHKIT_HELPER=session` keeps one per session: its socket in
+ * `$XDG_RUNTIME_DIR/slashkit`, else in `slashkit-<uid>` under `$TMPDIR` (slashkit.adapters.bridge.helper
+ * .shared_directory), the uid read once and the socket kept in the store; and what this session brings: the
+ * project (where the session started), the variables the core reads. The engine's process connects, so its end
+ * ends the session.
+ */
+async function shared($: EngineInterface): Promise<Shared | null> {
+  // Read at once, not one after another: each `$` call is a hop from the hooks' worker, and a session's start waits
+  // for them (measured on 2.1.328: the seven variables read in turn added ~60 ms to session.start under load).
+  const [mode, runtime, kept, hookEnv, tmp, pwd, home, lang, lich, allow, harness, project, config] = await Promise.all([
+    $.env.get('SLASHKIT_HELPER'),
+    $.env.get('XDG_RUNTIME_DIR'),
+    $.store.get(SHARED_KEY),
+    $.process.hookEnv(),
+    $.env.get('TMPDIR'),
+    $.env.get('PWD'),
+    $.env.get('HOME'),
+    $.env.get('LICH_PROMPT_LANG'),
+    $.env.get('LICH_SESSION_ID'),
+    $.env.get('SLASHKIT_ALLOW'),
+    $.env.get('SLASHKIT_HARNESS'),
+    $.env.get('SLASHKIT_PROJECT'),
+    $.env.get('XDG_CONFIG_HOME'),
+  ])
+  if (mode === 'session') return null
+  // Every variable a session brings (wire.ts, from slashkit.adapters.bridge.sessions), and no other: tsc says so.
+  const given: Record<(typeof SESSION_VARIABLES)[number], string | undefined> = {
+    HOME: home,
+    LICH_PROMPT_LANG: lang,
+    LICH_SESSION_ID: lich,
+    SLASHKIT_ALLOW: allow,
+    SLASHKIT_HARNESS: harness,
+    SLASHKIT_PROJECT: project,
+    XDG_CONFIG_HOME: config,
+  }
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = value
+  const folder = `${tmp !== undefined && tmp !== '' ? tmp : '/tmp'}/slashkit-`
+  let socket: string | undefined
+  if (runtime?.startsWith('/') === true) socket = `${runtime}/slashkit/${SHARED_SOCKET}`
+  else if (typeof kept === 'string' && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) socket = kept
+  else {
+    const uid = (await $.process.run(['id', '-u']).catch(() => ({ stdout: '' }))).stdout.trim()
+    if (/^\d+$/.test(uid)) {
+      socket = `${folder}${uid}/${SHARED_SOCKET}`
+      void $.store.set(SHARED_KEY, socket)
+    }
+  }
+  const cwd = hookEnv.CLAUDE_PROJECT_DIR ?? pwd ?? '/'
+  return {
+    socket,
+    opening: { options: HELPER_OPTIONS, cwd, env, owner: null },
+    found: socketPath => void $.store.set(SHARED_KEY, socketPath),
+  }
+}
+
 /** The bridge client's host, for this hook's `$`. */
 export function host($: EngineInterface): Host {
   return {
@@ -165,6 +230,7 @@ export function host($: EngineInterface): Host {
     startTimeoutMs: START_TIMEOUT_MS,
     answerTimeoutMs: ANSWER_TIMEOUT_MS,
     unavailable: UNAVAILABLE,
+    shared: () => shared($),
     // No `stop`: a mod has no way to end what `$.process.spawn` started; the engine ends it with the session.
     async spawn(argv, stdout, stderr) {
       const child = $.process.spawn({ argv })
