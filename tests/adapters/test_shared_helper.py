@@ -183,6 +183,21 @@ def test_a_stale_socket_file_is_replaced_by_a_helper_that_answers(env: dict[str,
     assert Client(path).post("/v1/open?session=a", opening())[0] == 200
 
 
+def test_a_folder_too_deep_for_a_socket_falls_back_to_the_system_s_temporary_folder(env: dict[str, str]) -> None:
+    # A socket's path is at most 107 bytes: in a deeper TMPDIR the helper could not listen, and no chain ran (seen
+    # with pytest's folders under xdist: "the helper exited (code 1)").
+    deep = Path(env["TMPDIR"], "d" * 60, "e" * 60)
+    deep.mkdir(parents=True)
+    env["TMPDIR"] = str(deep)
+    try:
+        path = start(env)
+        assert path == f"/tmp/slashkit-{os.getuid()}/helper-{__version__}.sock"
+        assert Client(path).post("/v1/open?session=deep", opening())[0] == 200
+    finally:
+        for pid in helpers(env):
+            os.kill(pid, signal.SIGTERM)
+
+
 def test_an_older_version_s_helper_is_never_talked_to(env: dict[str, str]) -> None:
     old = (
         "import sys, slashkit.adapters as a; a.__version__ = '0.0.1'; "

@@ -16,6 +16,7 @@ from slashkit.adapters.bridge.shim import ANSWER_TIMEOUT_MS
 from slashkit.adapters.opencode.install import FAIL_TOOL, config_dir, install
 from slashkit.core.chain import Step
 from slashkit.core.texts import CHAIN_UNAVAILABLE, FAIL_NOTHING_WAITS, fail_note
+from tests.support import helper_folders
 from tests.support.openai_server import OpenAIServer, Turn, http_error, text, tool_call
 from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
 
@@ -169,7 +170,7 @@ def test_the_fail_tool_outside_a_chain_is_refused_and_starts_no_helper(start: St
     assert FAIL_NOTHING_WAITS in result[0]
     # No helper runs for the session, so no chain does: the call is answered without starting one.
     assert run.server.helper_pids() == []
-    assert list(tmp_path.rglob("slashkit-*")) == []
+    assert helper_folders(tmp_path) == []
 
 
 def test_a_subagents_call_of_the_fail_tool_is_refused_and_starts_no_helper(start: Start, tmp_path: Path) -> None:
@@ -185,7 +186,7 @@ def test_a_subagents_call_of_the_fail_tool_is_refused_and_starts_no_helper(start
     assert run.asked()[:2] == ["look into it", "have a look"]
     assert FAIL_NOTHING_WAITS in run.model.main_requests[2].tool_results()[0]
     assert run.server.helper_pids() == []
-    assert list(tmp_path.rglob("slashkit-*")) == []
+    assert helper_folders(tmp_path) == []
 
 
 def test_a_prompt_the_person_sends_while_a_step_runs_cancels_the_rest(start: Start) -> None:
@@ -239,7 +240,7 @@ def test_a_single_command_is_untouched_and_starts_no_python(start: Start, tmp_pa
     run.quiet()
     assert run.asked() == ["Greet Bob warmly."]
     assert run.lines() == []
-    assert list(tmp_path.rglob("slashkit-*")) == []  # the helper's socket folder, under the isolated TMPDIR
+    assert helper_folders(tmp_path) == []  # the helper's socket folder, under the isolated TMPDIR
 
 
 def test_without_its_helper_the_typed_command_runs_as_typed_with_one_line_saying_why(start: Start) -> None:
@@ -355,7 +356,7 @@ def test_a_stopped_helper_does_not_outlive_opencode(start: Start, tmp_path: Path
     # opencode still ends on SIGTERM as it does without the plugin: by the signal, at once.
     assert opencode.returncode == -signal.SIGTERM
     # It left as a helper leaves: its socket's folder, under the isolated TMPDIR, is gone too.
-    assert list(tmp_path.rglob("slashkit-*")) == []
+    assert helper_folders(tmp_path) == []
 
 
 def test_compact_as_a_step_compacts_the_session_then_the_chain_goes_on(start: Start) -> None:
@@ -457,7 +458,7 @@ def test_a_plain_prompt_that_is_no_chain_of_a_built_in_reaches_the_model_as_type
     assert run.asked() == typed
     assert [r.kind for r in run.model.requests].count("summary") == 0
     assert run.lines() == []
-    assert list(tmp_path.rglob("slashkit-*")) == []
+    assert helper_folders(tmp_path) == []
 
 
 def test_a_subagents_prompt_the_model_wrote_starts_no_chain_and_no_helper(start: Start, tmp_path: Path) -> None:
@@ -481,7 +482,7 @@ def test_a_subagents_prompt_the_model_wrote_starts_no_chain_and_no_helper(start:
     assert run.server.of_type("session.compacted") == []
     assert run.server.ignored_lines(children[0]) == [] and run.lines() == []
     assert run.server.helper_pids() == []
-    assert list(tmp_path.rglob("slashkit-*")) == []
+    assert helper_folders(tmp_path) == []
 
 
 def test_the_persons_prompt_after_slash_chain_still_cancels_and_a_line_led_by_compact_still_chains(

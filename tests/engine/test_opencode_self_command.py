@@ -18,7 +18,7 @@ import pytest
 from slashkit.adapters.opencode.install import BUILTIN_TOOL, config_dir, install
 from slashkit.core import texts
 from slashkit.core.texts import BUILTIN_SCHEMA, Key
-from tests.support import lich_mcp_stub
+from tests.support import helper_folders, lich_mcp_stub
 from tests.support.openai_server import OpenAIServer, Turn, text, tool_call
 from tests.support.opencode_cli import OpencodeServer, opencode_path, write_project
 
@@ -137,7 +137,7 @@ def test_outside_lich_a_refused_compact_stays_refused(start: Start, tmp_path: Pa
     assert run.model.main_requests[1].tool_results() == [REFUSAL]
     # No helper of a session's own started (its socket folder, under the isolated TMPDIR): the shared helper's folder
     # is there from opencode's start, where the plugin asked for the saved chains of its menu.
-    own = [found for found in tmp_path.rglob("slashkit-*") if found.name != f"slashkit-{os.getuid()}"]
+    own = [found for found in helper_folders(tmp_path) if found.name != f"slashkit-{os.getuid()}"]
     assert own == []
     assert run.server.of_type("session.compacted", run.session) == []
 

@@ -39,7 +39,7 @@ from typing import Any, Final
 
 import pytest
 
-from slashkit.adapters.bridge.shim import HELPER_MODULE, START_TIMEOUT_MS
+from slashkit.adapters.bridge.shim import START_TIMEOUT_MS
 from slashkit.adapters.claude_code.plugins import plugin_dir
 from slashkit.core import texts
 from slashkit.core.chain import Step
@@ -229,13 +229,8 @@ class Run:
     # processes
 
     def helpers(self) -> list[int]:
-        """The slashkit helpers running below the CLI."""
-        found = []
-        for pid in self.cli.pids:
-            with contextlib.suppress(OSError):
-                if HELPER_MODULE in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
-                    found.append(pid)
-        return found
+        """The slashkit helpers running for the CLI (tests.support.tmux_claude)."""
+        return self.cli.helpers()
 
 
 @contextlib.contextmanager

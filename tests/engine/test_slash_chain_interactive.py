@@ -48,7 +48,6 @@ from typing import Final
 
 import pytest
 
-from slashkit.adapters.bridge.shim import HELPER_MODULE
 from slashkit.adapters.claude_code.plugins import plugin_dir
 from slashkit.core.chain import Step
 from slashkit.core.texts import (
@@ -63,7 +62,6 @@ from slashkit.core.texts import (
     step_text,
     stopped_text,
 )
-from tests.support import shared_helpers
 from tests.support.claude_cli import Isolation, cli_available, single_module_plugin, validate
 from tests.support.model_server import ModelServer, RecordedRequest, Turn, text, tool_use
 from tests.support.tmux_claude import TMUX, TmuxClaude, system_texts, transcript_texts
@@ -236,14 +234,8 @@ class Run:
     # processes
 
     def helpers(self) -> list[int]:
-        """The slashkit helpers running for the CLI: below it (a helper of the session's own), or the person's shared
-        one in its TMPDIR, which leaves the process tree of the session that started it."""
-        found = []
-        for pid in self.cli.pids:
-            with contextlib.suppress(OSError):
-                if HELPER_MODULE in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
-                    found.append(pid)
-        return sorted({*found, *shared_helpers(self.cli.iso.tmp)})
+        """The slashkit helpers running for the CLI (tests.support.tmux_claude)."""
+        return self.cli.helpers()
 
     def settled_commands(self) -> int:
         """How many of the plugin's `command.run` hooks finished, by the engine's debug log."""

@@ -214,6 +214,8 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
   mock.store(on, options.store ?? {})
   // The fake is a helper of the session's own: the shared one is a process the kit cannot start (tests/engine).
   mock.env(on, { SLASHKIT_HELPER: 'session', ...options.env })
+  // The hook's own variables, read with the others when a helper is started (bridge.ts, `shared`): none here.
+  on('process.hookEnv', () => ({ value: {} }))
 
   on('session.start', (_, e) => ({ cwd: e.cwd }))
   on('command.register', (_, e) => {

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Self
 
-from tests.support import HELPER_ENV
+from tests.support import HELPER_ENV, socket_tmpdir
 
 
 @dataclass
@@ -68,7 +68,7 @@ class NodeAgent:
             "PATH": f"{self.RUNTIME}:{os.environ.get('PATH', '')}",
             "HOME": str(self.root / "home"),
             "XDG_STATE_HOME": str(self.root / "state"),
-            "TMPDIR": str(self.root),
+            "TMPDIR": str(socket_tmpdir(self.root / "tmp")),
             **HELPER_ENV,
             "PI_CODING_AGENT_DIR": str(self.agent),
             **self.OWN_ENV,

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from tests.support import HELPER_ENV, shared_helpers
+from tests.support import HELPER_ENV, shared_helpers, socket_tmpdir
 
 JsonObject = dict[str, Any]
 
@@ -83,7 +83,7 @@ def isolated_env(base: Path, extra: Mapping[str, str] | None = None) -> dict[str
         "XDG_DATA_HOME": str(base / "xdg" / "data"),
         "XDG_CACHE_HOME": str(base / "xdg" / "cache"),
         "XDG_STATE_HOME": str(base / "xdg" / "state"),
-        "TMPDIR": str(base / "tmp"),
+        "TMPDIR": str(socket_tmpdir(base / "tmp")),
         "npm_config_cache": str(npm_cache()),
         **OFFLINE_ENV,
         **HELPER_ENV,

@@ -31,6 +31,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from slashkit.adapters.bridge.shim import HELPER_MODULE
+from tests.support import shared_helpers
 from tests.support.claude_cli import (
     FAKE_API_KEY,
     Isolation,
@@ -253,6 +255,16 @@ class TmuxClaude:
         if self._pane_pid is None:
             return []
         return [self._pane_pid, *descendants(self._pane_pid)]
+
+    def helpers(self) -> list[int]:
+        """The slashkit helpers running for the CLI: below it (a helper of the session's own), or the person's shared
+        one in its TMPDIR, which leaves the process tree of the session that started it."""
+        found = []
+        for pid in self.pids:
+            with contextlib.suppress(OSError):
+                if HELPER_MODULE in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                    found.append(pid)
+        return sorted({*found, *shared_helpers(self.iso.tmp)})
 
     # tmux
 

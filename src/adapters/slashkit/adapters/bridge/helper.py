@@ -66,15 +66,24 @@ def private_directory() -> str:
             continue
 
 
+#: The longest path a Unix socket may listen on (Linux's `sun_path` holds 108 bytes, the closing NUL included).
+MAX_SOCKET_PATH = 107
+
+
 def shared_directory(env: "os._Environ[str] | dict[str, str]" = os.environ) -> str:
     """The shared helper's directory: `$XDG_RUNTIME_DIR/slashkit`, else `slashkit-<uid>` under the temporary folder;
-    made with mode 0700, and refused (PermissionError) unless it is a directory of this user's that no one else may
-    enter. The bridge's client finds the socket in it by the same rule (`sharedSocket` in node-host.ts)."""
+    `/tmp/slashkit-<uid>` when the socket's path would be too long there; made with mode 0700, and refused
+    (PermissionError) unless it is a directory of this user's that no one else may enter. The bridge's client looks
+    for the socket by the same rule (`sharedSocket` in node-host.ts), and else takes the path the start names."""
     runtime = env.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(runtime):
         path = os.path.join(runtime, "slashkit")
     else:
         path = os.path.join(env.get("TMPDIR") or "/tmp", f"slashkit-{os.getuid()}")
+    if len(os.fsencode(os.path.join(path, shared_socket_name()))) > MAX_SOCKET_PATH:
+        # A deep folder leaves no room for the socket's name (the helper could not listen, and no chain would run):
+        # the system's own temporary folder does, under the same checks.
+        path = f"/tmp/slashkit-{os.getuid()}"
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)
     found = os.lstat(path)
