@@ -24,7 +24,6 @@ a session fed several user messages).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -41,7 +40,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from tests.support import HELPER_ENV
+from tests.support import HELPER_ENV, socket_tmpdir
 from tests.support.model_server import ModelServer
 
 JsonObject = dict[str, Any]
@@ -70,18 +69,6 @@ OFFLINE_ENV: Final[Mapping[str, str]] = {
 #: Variables of the caller's environment a run keeps (everything else is dropped).
 PASSED_THROUGH: Final = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SHELL")
 
-# The CLI listens on $TMPDIR/cc-socks/<pid>.sock, and a mod's helper may put a Unix socket under it too;
-# a socket path must stay well under ~100 bytes, so a TMPDIR longer than this moves to a short /tmp dir.
-_MAX_TMPDIR_LEN: Final = 48
-# Short TMPDIRs made outside a caller's folder; whatever cleanup() did not remove goes when the process exits.
-_SHORT_TMPS: Final[set[Path]] = set()
-
-
-@atexit.register
-def _remove_short_tmps() -> None:
-    for path in list(_SHORT_TMPS):
-        shutil.rmtree(path, ignore_errors=True)
-
 
 def claude_path() -> Path:
     """The CLI: $SLASHKIT_CLAUDE, else the pinned one that scripts/setup.sh installs in the clone."""
@@ -108,8 +95,8 @@ def project_key(project_dir: Path) -> str:
 class Isolation:
     """A private HOME / config / XDG / TMPDIR set for one or more CLI runs.
 
-    ``tmp`` is ``root/tmp`` unless that path is too long for Unix sockets, then a short ``/tmp/skc-*``
-    folder (``root/tmp`` is a symlink to it) that :meth:`cleanup` removes.
+    ``tmp`` is ``root/tmp`` unless that path is too long for Unix sockets, then a short folder in /tmp
+    (``tests.support.socket_tmpdir``; ``root/tmp`` is a symlink to it) that :meth:`cleanup` removes.
     """
 
     root: Path
@@ -138,22 +125,15 @@ class Isolation:
         }
         for d in dirs.values():
             d.mkdir(parents=True, exist_ok=True)
-        tmp = root / "tmp"
-        short = len(str(tmp)) > _MAX_TMPDIR_LEN
-        if short:
-            real = Path(tempfile.mkdtemp(prefix="skc-", dir="/tmp"))
-            tmp.symlink_to(real, target_is_directory=True)
-            tmp = real
-            _SHORT_TMPS.add(real)
-        else:
-            tmp.mkdir()
+        # The CLI listens on $TMPDIR/cc-socks/<pid>.sock and the shared helper under it too: a short TMPDIR.
+        tmp = socket_tmpdir(root / "tmp")
+        short = tmp != root / "tmp"
         return cls(root=root, tmp=tmp, owns_short_tmp=short, **dirs)
 
     def cleanup(self) -> None:
         """Remove the short TMPDIR, if one was made outside ``root`` (``root`` is the caller's to remove)."""
         if self.owns_short_tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
-            _SHORT_TMPS.discard(self.tmp)
 
     def transcript_dir(self, project_dir: Path) -> Path:
         return self.config_dir / "projects" / project_key(project_dir.resolve())
