@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.claude_code.plugins import plugin_dir
 from slashkit.core.texts import CHAIN_COMMAND
 from tests.engine.test_saved_chains_claude import footer
-from tests.support.claude_cli import Isolation, RunResult, run_print, ui_log_texts, validate
+from tests.support.claude_cli import Isolation, RunResult, run_print, ui_log_texts, validated_plugin
 from tests.support.model_server import ModelServer, Turn, text, tool_use
 from tests.support.tmux_claude import TMUX, TmuxClaude
 
@@ -25,10 +24,7 @@ FAIL = tool_use("mcp__slash-chain__fail", {"reason": "the build is still red"})
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = plugin_dir("slash-chain", tmp_path_factory.mktemp("marketplace"))
-    checked = validate(folder)
-    assert checked.ok, checked.describe()
-    return folder
+    return validated_plugin("slash-chain", tmp_path_factory.mktemp("marketplace"))
 
 
 @pytest.fixture

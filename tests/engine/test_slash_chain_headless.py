@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from slashkit.adapters.claude_code.plugins import plugin_dir
 from tests.support import shared_helpers
 from tests.support.claude_cli import (
     Isolation,
@@ -25,7 +24,7 @@ from tests.support.claude_cli import (
     isolated_env,
     run_print,
     ui_log_texts,
-    validate,
+    validated_plugin,
 )
 from tests.support.model_server import ModelServer, Turn, http_error, text, tool_use
 
@@ -42,10 +41,7 @@ ENDS = re.compile(r"^(all \d+ command\(s\) ran|stopped after|cancelled|unavailab
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = plugin_dir("slash-chain", tmp_path_factory.mktemp("marketplace"))
-    checked = validate(folder)
-    assert checked.ok, checked.describe()
-    return folder
+    return validated_plugin("slash-chain", tmp_path_factory.mktemp("marketplace"))
 
 
 @pytest.fixture

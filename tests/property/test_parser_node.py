@@ -76,7 +76,7 @@ def test_the_separator_the_engine_is_given_is_the_seeds_literal_with_the_other_o
     [literal] = re.findall(r"^const SEPARATOR = (/.+/)g$", chain_ts, re.MULTILINE)
     # The seed captures the name alone; slashkit captures the operator first, then the name, or a word of the
     # language that starts a command (a loop, a group, break, continue, sleep), which the seed knows nothing of.
-    words = r"(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep)"
+    words = r"(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep|!\S+)"
     assert literal == SEPARATOR_JS.replace(r"(&&|\|\||;|\|)", "&&").replace(words, r"\/([A-Za-z0-9_:.-]+)")
 
 

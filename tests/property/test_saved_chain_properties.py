@@ -2,6 +2,7 @@
 says; and a saved chain runs as the same text does in bash written as a shell function (bash is the oracle, as for
 the operators)."""
 
+import hashlib
 import string
 
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -46,7 +47,7 @@ def test_a_well_formed_file_reads_back_as_written(
 
     found = read(SavedFile(f"{name}.md", "/p/x.md", text.encode()))
 
-    assert found == SavedChain(name, body, "/p/x.md", description)
+    assert found == SavedChain(name, body, "/p/x.md", description, digest=hashlib.sha256(text.encode()).hexdigest())
 
 
 # Against bash

@@ -422,6 +422,17 @@ def validate(
     return ValidateResult(code, out, err, report, errors, warnings, notes)
 
 
+def validated_plugin(name: str, marketplace: Path) -> Path:
+    """One of slashkit's plugins laid out in `marketplace` (`plugins.plugin_dir`), checked by ``claude plugin
+    validate`` first: the engine tests' plugin, as a module's fixture makes it."""
+    from slashkit.adapters.claude_code.plugins import plugin_dir
+
+    folder = plugin_dir(name, marketplace)
+    checked = validate(folder)
+    assert checked.ok, checked.describe()
+    return folder
+
+
 # --- running ---------------------------------------------------------------------------------------
 
 

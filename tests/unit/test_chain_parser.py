@@ -107,7 +107,7 @@ def test_format_characters_are_not_whitespace(char: str) -> None:
 
 def test_the_separator_the_engine_is_given_is_the_seeds_literal_with_every_operator_and_the_program_words() -> None:
     seeds = r"\/([A-Za-z0-9_:.-]+)"
-    words = "|while|until|for|\\{|break|continue|sleep"
+    words = "|while|until|for|\\{|break|continue|sleep|!\\S+"
     assert r"/(?:^|\s)(&&|\|\||;|\|)\s*(?:" + seeds + words + r")(?=\s|$)/" == SEPARATOR_JS
 
 

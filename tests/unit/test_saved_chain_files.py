@@ -2,6 +2,8 @@
 every file that is none is one line naming it
 and why, and the others still work."""
 
+import hashlib
+
 import pytest
 
 from slashkit.core.saved_chain import Problem, SavedChain, SavedFile, library, read
@@ -11,14 +13,18 @@ def file(data: bytes, name: str = "ship.md") -> SavedFile:
     return SavedFile(name, f"/p/{name}", data)
 
 
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def test_front_matter_gives_the_description_and_the_argument_hint() -> None:
     text = b'---\ndescription: "Ships: the lot"\nargument-hint: <who>\nallowed-tools: Bash\n---\n\n/greet $1 && /x\n\n'
 
-    assert read(file(text)) == SavedChain("ship", "/greet $1 && /x", "/p/ship.md", "Ships: the lot", "<who>")
+    assert read(file(text)) == SavedChain("ship", "/greet $1 && /x", "/p/ship.md", "Ships: the lot", "<who>", sha(text))
 
 
 def test_a_file_without_front_matter_is_its_chain_line() -> None:
-    assert read(file(b"  /greet\r\n")) == SavedChain("ship", "/greet", "/p/ship.md")
+    assert read(file(b"  /greet\r\n")) == SavedChain("ship", "/greet", "/p/ship.md", digest=sha(b"  /greet\r\n"))
 
 
 @pytest.mark.parametrize(
@@ -71,7 +77,7 @@ def test_a_line_from_a_file_stays_one_line() -> None:
 def test_a_file_of_exactly_64_kib_is_read() -> None:
     padded = b"/greet" + b" " * (64 * 1024 - 6)
 
-    assert read(file(padded)) == SavedChain("ship", "/greet", "/p/ship.md")
+    assert read(file(padded)) == SavedChain("ship", "/greet", "/p/ship.md", digest=sha(padded))
 
 
 def test_a_name_of_64_characters_is_a_saved_chain() -> None:
@@ -99,7 +105,7 @@ def test_a_front_matter_value_loses_the_quotes_around_it_and_only_those(value: s
 def test_blank_indented_and_comment_lines_of_the_front_matter_are_passed_over() -> None:
     text = b"---\n\n# a note\n  folded: more\n\tx\ndescription: Ships\n---\n/greet"
 
-    assert read(file(text)) == SavedChain("ship", "/greet", "/p/ship.md", "Ships")
+    assert read(file(text)) == SavedChain("ship", "/greet", "/p/ship.md", "Ships", digest=sha(text))
 
 
 def test_a_folder_may_say_itself_what_is_wrong_with_it() -> None:

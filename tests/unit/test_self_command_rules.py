@@ -310,7 +310,7 @@ class TestThePersonsSwitch:
 
         h.type(f"/slash-chain {args}")
 
-        assert h.answers == ["expects nothing (the status), stop, on, off, list, builtin on or builtin off"]
+        assert h.answers == ["expects nothing (the status), stop, on, off, list, allow NAME, builtin on or builtin off"]
         assert h.store.data == {}
 
 

@@ -21,6 +21,8 @@ import {
   READY,
   REPLY_KINDS,
   SHARED_OPTION,
+  SHELL_PATH,
+  SHELL_WAIT_MS,
   STEP_OUTPUT,
   VERSION,
 } from './wire.js'
@@ -33,6 +35,7 @@ export type Effect =
   | { kind: 'toast'; text: string }
   | { kind: 'after'; ms: number; token: number; fires?: Effect[] | null }
   | { kind: 'run'; command: string; args: string; token: number; then?: Effect[] | null }
+  | { kind: 'shell'; text: string; token: number }
   | { kind: 'save.enabled'; enabled: boolean }
   | { kind: 'save.builtin'; enabled: boolean }
   | { kind: 'invalidate' }
@@ -120,6 +123,11 @@ export type Host = {
   invalidate(): void
   /** Shows where a running chain is in the host's status area; null clears it. A host without one leaves it out. */
   progress?(text: string | null): void
+  /**
+   * Holds the host's exit until `work` settled, for a host that leaves once nothing it knows of is under way
+   * (`claude -p`): a shell step, which runs in the helper, is no command in its queue. Others leave it out.
+   */
+  track?<T>(work: Promise<T>): Promise<T>
   /**
    * Who lich says this session is: the stdout of `$LICH_BIN whoami --json` when it exited 0 within
    * WHOAMI_TIMEOUT_MS (host.ts), else null (no LICH_BIN, or not an absolute path; a run that failed, timed out or
@@ -515,6 +523,8 @@ function isEffect(value: unknown, depth: number): value is Effect {
     }
     case 'run':
       return typeof fx.command === 'string' && typeof fx.args === 'string' && isToken(fx.token) && isForecast(fx.then, depth)
+    case 'shell':
+      return typeof fx.text === 'string' && isToken(fx.token)
   }
   return false
 }
@@ -757,6 +767,11 @@ async function act(host: Host, fx: Effect, at: number, from: Helper): Promise<vo
     case 'run':
       detached(host, runThenReport(host, fx.command, fx.args, fx.token, fx.then ?? null, at, from))
       return
+    case 'shell':
+      // The helper runs the step (the person's own shell line); a host whose exit waits on what is under way
+      // (`claude -p`) tracks it until the step after it is under way too.
+      detached(host, (host.track ?? (p => p))(shellThenReport(host, fx.token, at, from)))
+      return
   }
 }
 
@@ -824,6 +839,27 @@ async function runThenReport(host: Host, command: string, args: string, token: n
     error = messageOf(err)
   }
   await reportRun(host, token, error, output, then, at, from)
+}
+
+/**
+ * Waits for the end of a shell step the helper runs (`SHELL_PATH`, answered once it ended: it bounds the step by
+ * its timeout), then reports it as a run's end: `error` says why it failed, `output` is what it printed, bounded.
+ */
+async function shellThenReport(host: Host, token: number, at: number, from: Helper): Promise<void> {
+  let error: string | null = null
+  let output = ''
+  try {
+    const socketPath = await within(host, from.socket, host.startTimeoutMs, 'the helper did not start')
+    const posted = host.post(socketPath, named(SHELL_PATH, await from.session), JSON.stringify({ token }))
+    const response = await within(host, posted, SHELL_WAIT_MS, 'the shell step did not end')
+    const ended = JSON.parse(response.text) as { error?: unknown; output?: unknown }
+    if (response.status !== 200) throw new Error(`the helper answered ${response.status}: ${String(ended.error)}`)
+    error = typeof ended.error === 'string' ? ended.error : null
+    output = typeof ended.output === 'string' ? ended.output : ''
+  } catch (err) {
+    error = messageOf(err)
+  }
+  await reportRun(host, token, error, output, null, at, from)
 }
 
 /**

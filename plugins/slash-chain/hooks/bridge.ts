@@ -175,7 +175,7 @@ const SHARED_KEY = 'sharedHelper'
 async function shared($: EngineInterface): Promise<Shared | null> {
   // Read at once, not one after another: each `$` call is a hop from the hooks' worker, and a session's start waits
   // for them (measured on 2.1.328: the seven variables read in turn added ~60 ms to session.start under load).
-  const [mode, runtime, kept, hookEnv, tmp, pwd, home, lang, lich, allow, harness, project, config] = await Promise.all([
+  const [mode, runtime, kept, hookEnv, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout] = await Promise.all([
     $.env.get('SLASHKIT_HELPER'),
     $.env.get('XDG_RUNTIME_DIR'),
     $.store.get(SHARED_KEY),
@@ -189,6 +189,8 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     $.env.get('SLASHKIT_HARNESS'),
     $.env.get('SLASHKIT_PROJECT'),
     $.env.get('XDG_CONFIG_HOME'),
+    $.env.get('XDG_STATE_HOME'),
+    $.env.get('SLASHKIT_SHELL_TIMEOUT'),
   ])
   if (mode === 'session') return null
   // Every variable a session brings (wire.ts, from slashkit.adapters.bridge.sessions), and no other: tsc says so.
@@ -200,6 +202,8 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     SLASHKIT_HARNESS: harness,
     SLASHKIT_PROJECT: project,
     XDG_CONFIG_HOME: config,
+    XDG_STATE_HOME: state,
+    SLASHKIT_SHELL_TIMEOUT: timeout,
   }
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = value
@@ -246,6 +250,7 @@ export function host($: EngineInterface): Host {
       return track(sent.then(response => ({ status: response.status, text: response.text })))
     },
     sleep: (ms, signal) => $.clock.sleep(ms, { signal }),
+    track,
     log: text => $.ui.log(text),
     debug: text => $.ui.log(text, { to: 'debug' }),
     toast: text => $.ui.toast(text),

@@ -186,7 +186,7 @@ export const register: Register = on => {
   // hook, whoever ran it, so a single command never starts Python. The engine reads a matcher only as a literal
   // (imported, `claude plugin validate` lists it as `?`), so laying the plugin out writes the core's pattern here in
   // the place of SEPARATOR (slashkit.adapters.claude_code.plugins.inline_separator).
-  on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep)(?=\s|$)/ }, async ($, e, next) => {
+  on('command.run', { args: /(?:^|\s)(&&|\|\||;|\|)\s*(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep|!\S+)(?=\s|$)/ }, async ($, e, next) => {
     // A saved chain is the hook's beneath (measured on 2.1.328: the hook registered first runs first), whatever
     // its args hold, so one run sends one ChainTyped.
     if (saved.has(e.command)) return next(e)

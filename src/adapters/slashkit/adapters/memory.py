@@ -190,6 +190,40 @@ class ScriptedRunner:
         self.host.run_command(command, args, "plugin", done)
 
 
+@define
+class ScriptedShell:
+    """Runs no shell: records each shell step the session starts (`started`: token and text) and ends it when told
+    (`finish`); `stopped` lists the tokens the session stopped waiting on while they ran."""
+
+    started: list[tuple[int, str]] = field(factory=list)
+    stopped: list[int] = field(factory=list)
+    _running: dict[int, Callable[[str | None, str], None]] = field(factory=dict)
+
+    def start(self, token: int, text: str, done: Callable[[str | None, str], None]) -> None:
+        self.started.append((token, text))
+        self._running[token] = done
+
+    def keep(self, tokens: Callable[[int], bool]) -> None:
+        for token in [t for t in self._running if not tokens(t)]:
+            del self._running[token]
+            self.stopped.append(token)
+
+    def finish(self, error: str | None = None, output: str = "") -> None:
+        """Ends the oldest running step: `error` None as an exit of 0."""
+        token = next(iter(self._running))
+        self._running.pop(token)(error, output)
+
+
+@define
+class RecordedApprovals:
+    """Keeps the approvals in a list, as (path, SHA-256)."""
+
+    approved: list[tuple[str, str]] = field(factory=list)
+
+    def approve(self, source: str, digest: str) -> None:
+        self.approved.append((source, digest))
+
+
 # The host
 
 SKILL_REFUSAL: Final = "{name} is a built-in CLI command, not a skill. Ask the user to run /{name} themselves."
@@ -217,6 +251,8 @@ class MemoryHost:
     rule: Rule = DEFAULT_RULE
     #: The saved chains the host reads (slashkit.core.saved_chain), as if from its folders.
     saved: Library = NO_SAVED
+    shell: ScriptedShell = field(factory=ScriptedShell)
+    approvals: RecordedApprovals = field(factory=RecordedApprovals)
     runs: list[tuple[str, str]] = field(factory=list)
     #: Who started each run of `runs`, by the engine's origin kind (`composer`, `plugin`, ...).
     origins: list[str] = field(factory=list)
@@ -230,7 +266,7 @@ class MemoryHost:
     def __attrs_post_init__(self) -> None:
         lich = (self.env.get("LICH_SESSION_ID"), self.env.get("LICH_PROMPT_LANG"))
         ports = (self.clock, ScriptedRunner(self), self.ui, self.store, self.whoami)
-        self.driver = Driver(s.opened(self.rule, lich=lich), ports, self._told)
+        self.driver = Driver(s.opened(self.rule, lich=lich), ports, self._told, (self.shell, self.approvals))
         self.start_session()
 
     def _told(self, report: s.Report) -> None:

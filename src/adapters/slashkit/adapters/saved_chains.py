@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
+from slashkit.adapters.approvals import approved
 from slashkit.adapters.files import read_regular
 from slashkit.core.saved_chain import MAX_FILE, Library, Problem, SavedFile, library
 
@@ -31,12 +32,14 @@ def person_folder(env: Mapping[str, str]) -> Path:
 def project_folder(project: Path | None, env: Mapping[str, str]) -> Path:
     """The project's folder: under `project`, else `$SLASHKIT_PROJECT`, else the working directory."""
     root = project or Path(env.get(PROJECT_VARIABLE) or os.getcwd())
-    return root / PROJECT_FOLDER
+    # Absolute: an approval names the file by its path (slashkit.adapters.approvals).
+    return Path(os.path.abspath(root)) / PROJECT_FOLDER
 
 
 def load(project: Path | None = None, env: Mapping[str, str] = os.environ) -> Library:
-    """The saved chains of the person and of the project (`project_folder`), read now."""
-    return library(_files(person_folder(env)), _files(project_folder(project, env)))
+    """The saved chains of the person and of the project (`project_folder`), read now, with the person's approvals of
+    project files (`slashkit.adapters.approvals`)."""
+    return library(_files(person_folder(env)), _files(project_folder(project, env)), approved(env))
 
 
 def _files(folder: Path) -> Iterator[SavedFile | Problem]:

@@ -10,7 +10,7 @@ from returns.result import Success
 
 from slashkit.core.grammar import parse
 from slashkit.core.js_text import JS_SPACE_CLASS
-from slashkit.core.program import AndOr, Call, Command, For, Group, Loop, Node, Pipeline, Sequence
+from slashkit.core.program import SHELL, AndOr, Call, Command, For, Group, Loop, Node, Pipeline, Sequence
 
 #: What stands between two commands: `&&` runs the next after a success, `||` after a failure, `;` always,
 #: and `|` after the command before it ended well, handing on its output (as a shell's, minus concurrency).
@@ -19,17 +19,19 @@ Operator = Literal["&&", "||", ";", "|"]
 #: The separator as the JavaScript literal the engine takes as a `command.run` matcher. The mod registers
 #: exactly this text; a test compiles both and checks they are one pattern.
 SEPARATOR_JS: Final = (
-    r"/(?:^|\s)(&&|\|\||;|\|)\s*(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep)(?=\s|$)/"
+    r"/(?:^|\s)(&&|\|\||;|\|)\s*"
+    r"(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep|!\S+)(?=\s|$)/"
 )
 
-# An operator, then a slash and a command name as a word of its own, or a word of the language that starts one
-# (`slashkit.core.grammar.STARTERS`): the operator starts the text or follows whitespace (`/commit a && b` keeps
-# its text because nothing of the sort follows). `||` is tried before `|`. Written with JavaScript's `\s`; `^` and
-# `$` are the text's ends (no multiline flag), as in the reference's `&&`. A host sends the core only a command whose
-# arguments match; the core's grammar reads them (`parse_chain`).
+# An operator, then a slash and a command name as a word of its own, a word of the language that starts one
+# (`slashkit.core.grammar.STARTERS`), or a shell step (`!` and a non-space): the operator starts the text or follows
+# whitespace (`/commit a && b` keeps its text because nothing of the sort follows). `||` is tried before `|`.
+# Written with JavaScript's `\s`; `^` and `$` are the text's ends (no multiline flag), as in the reference's `&&`. A
+# host sends the core only a command whose arguments match; the core's grammar reads them (`parse_chain`).
+_NOT_SPACE: Final = "[^" + JS_SPACE_CLASS[1:]
 SEPARATOR: Final = re.compile(
     rf"(?:\A|{JS_SPACE_CLASS})(&&|\|\||;|\|){JS_SPACE_CLASS}*"
-    rf"(?:/([A-Za-z0-9_:.-]+)|while|until|for|\{{|break|continue|sleep)(?={JS_SPACE_CLASS}|\Z)"
+    rf"(?:/([A-Za-z0-9_:.-]+)|while|until|for|\{{|break|continue|sleep|!{_NOT_SPACE}+)(?={JS_SPACE_CLASS}|\Z)"
 )
 
 
@@ -48,9 +50,21 @@ class Step:
     calls: tuple[int, ...] = ()
 
     @property
+    def is_shell(self) -> bool:
+        """Tells whether the step is a shell step (`!npm test`), whose args are the shell's text."""
+        return self.command == SHELL
+
+    @property
     def name(self) -> str:
-        """Renders the step as the transcript shows it: `/name args`, or `/name` alone."""
+        """Renders the step as the transcript shows it: `/name args`, or `/name` alone; a shell step `!text`."""
+        if self.is_shell:
+            return f"!{self.args}"
         return f"/{self.command}" if self.args == "" else f"/{self.command} {self.args}"
+
+    @property
+    def head(self) -> str:
+        """The step as a line names what ended: `/name`, or a shell step's text up to its first space (`!npm`)."""
+        return f"!{self.args.split(maxsplit=1)[0]}" if self.is_shell and self.args else f"/{self.command}"
 
 
 @frozen

@@ -32,9 +32,9 @@ from slashkit.core.interpreter import (
     passed_steps,
 )
 from slashkit.core.js_text import js_trim, js_trim_end
-from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, command_name
+from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, chain_words, command_name
 from slashkit.core.program import Command, Node, commands, is_and_list
-from slashkit.core.saved_chain import NO_SAVED, Library, inlined, origin_of
+from slashkit.core.saved_chain import NO_SAVED, Library, SavedChain, inlined, origin_of
 from slashkit.core.texts import Wait
 
 #: How a step ended: success when it ended well by the seed's rules (returned, its turn ended with an answer, its
@@ -95,7 +95,8 @@ class Running:
     who typed the chain, and `rule` is the refusal rule that reads it, knowing the host's commands as listed then;
     `mixed` says the seed's lines do not apply (more than `&&` between slash commands, or a refused step);
     `output` is the step's run text or its turn's answer, handed on by a `|` after it; `reported` is the model's
-    report that the step failed, applied when its turn ends (mixed chains).
+    report that the step failed, applied when its turn ends (mixed chains). `trusted` names the saved chains whose
+    shell steps may run (`Library.trusted`: the person's own, or approved as they are).
     """
 
     chain: int
@@ -120,6 +121,7 @@ class Running:
     output: str = ""
     reported: str | None = None
     rule: Rule = DEFAULT_RULE
+    trusted: frozenset[str] = frozenset()
 
     def is_step(self, chain: int, index: int) -> bool:
         """Tells whether a report names this step."""
@@ -187,11 +189,12 @@ class StepRan:
 
 @frozen
 class StepFailed:
-    """A step's run threw, with this message."""
+    """A step's run threw, with this message; a shell step's also with what it printed (`output`)."""
 
     chain: int
     index: int
     message: str
+    output: str = ""
 
 
 @frozen
@@ -310,6 +313,25 @@ class RunStep:
 
 
 @frozen
+class RunShell:
+    """Run this shell step's text with `/bin/sh -c` now (its timer fired), then report StepRan with its output, or
+    StepFailed with why and its output."""
+
+    chain: int
+    index: int
+    text: str
+
+
+@frozen
+class Approve:
+    """Record, in the person's own state, that they approved the shell steps of the saved chain in the file at
+    `source` whose bytes hash to `digest` (SHA-256)."""
+
+    source: str
+    digest: str
+
+
+@frozen
 class SaveEnabled:
     """Store the on/off setting, which every window of the host shares."""
 
@@ -324,7 +346,7 @@ class ChainEnded:
     outcome: Outcome
 
 
-Effect = Log | StartTimer | RunStep | SaveEnabled | ChainEnded
+Effect = Log | StartTimer | RunStep | RunShell | Approve | SaveEnabled | ChainEnded
 
 # Replies: how the hook the host holds open answers
 
@@ -386,6 +408,10 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return _chain_typed(state, event)
         case LineTyped():
             return _line_typed(state, event)
+        case StepRan(chain, index, output) if r is not None and r.is_step(chain, index) and r.step.is_shell:
+            return _shell_ended(state, r, "", output)
+        case StepFailed(chain, index, message, output) if r is not None and r.is_step(chain, index) and r.step.is_shell:
+            return _shell_ended(state, r, message, output)
         case StepRan(chain, index, output) if r is not None and r.is_step(chain, index):
             # A prompt step hands on its turn's answer, not its run's text.
             return _after_run(state, r if r.saw_prompt else attrs.evolve(r, output=output))
@@ -393,6 +419,8 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return _step_ended(state, r, "failure", texts.thrown_why(message))
         case StepDue(chain, index) if r is not None and r.is_step(chain, index) and r.napping is not None:
             return _woke(state, r)
+        case StepDue(chain, index) if r is not None and r.is_step(chain, index) and r.step.is_shell:
+            return Transition(state, (RunShell(chain, index, r.args),))
         case StepDue(chain, index) if r is not None and r.is_step(chain, index):
             return Transition(state, (RunStep(chain, index, r.step.command, r.args),))
         case PromptHanded(text) if r is not None and r.wait == "run" and r.napping is None:
@@ -440,8 +468,8 @@ def wants(state: ChainState) -> frozenset[str]:
         wanted.add("PaneClosed")
     if r.saw_prompt:
         wanted.add("TurnEnded")
-    if r.hands_on:
-        # The text the running step returns is handed on: only then does the host send it.
+    if r.hands_on or r.step.is_shell:
+        # The text the running step returns is handed on, or shown (a shell step's): only then does the host send it.
         wanted.add(STEP_OUTPUT)
     return frozenset(wanted)
 
@@ -535,6 +563,11 @@ def _begin(
     if isinstance(filled, str):
         return Transition(state, effects, CommandAnswer(filled))
     steps = tuple(written_steps(filled))
+    unapproved = next((c for s in steps if s.is_shell and (c := _file_of(s, saved)) and not saved.trusted(c)), None)
+    if unapproved is not None:
+        # A project's file (which may come with a clone) runs a shell only as the person approved it: none of it.
+        return Transition(state, effects, CommandAnswer(texts.unapproved_text(unapproved.name, unapproved.source)))
+    trusted = frozenset(c.name for c in saved.chains if saved.trusted(c))
     unrunnable = None if rule.chained else next((s for s in steps if command_name(s.command) in rule.builtins), None)
     if unrunnable is not None:
         # The host runs a built-in only from the person's own prompt: such a chain cannot run as typed, so none of it.
@@ -543,11 +576,11 @@ def _begin(
         # One anyone else starts replaces the running chain without a line, as in the seed.
         dropped = _dropped(state, state.running)
         state, effects = dropped.state, (*effects, *dropped.effects)
-    runs = all(rule.may_run(s.command, _origin(s, origin), args=s.args) for s in steps)
+    runs = all(_may_run(rule, s, origin, trusted) for s in steps)
     mixed = not is_and_list(filled) or not runs
     call = steps[0] if start == "head" else Step("", "")
     before = Running(state.started + 1, 0, len(steps), call, Run(filled, loop_cap=rule.loop_cap), steps, 0)
-    before = attrs.evolve(before, origin=origin, mixed=mixed, rule=rule)
+    before = attrs.evolve(before, origin=origin, mixed=mixed, rule=rule, trusted=trusted)
     state = attrs.evolve(state, started=before.chain)
     moved = _go_on(state, before, before.run, Tally(), effects, head=start == "head")
     if start == "head":
@@ -560,6 +593,19 @@ def _begin(
             moved, reply=CommandAnswer(texts.saved_started_text(Step(typed.command, typed.args), len(steps)))
         )
     return attrs.evolve(moved, reply=CommandAnswer(texts.program_started_text(len(steps))))
+
+
+def _file_of(step: Step, saved: Library) -> SavedChain | None:
+    """The saved chain whose file holds a step, if a file does."""
+    return None if step.by is None else saved.named(step.by)
+
+
+def _may_run(rule: Rule, step: Step, origin: str, trusted: frozenset[str], handed: bool = False) -> bool:
+    """Tells whether a step of a program typed from `origin` may run: a slash command by the refusal rule; a shell
+    step only on the person's word (their typing, from their own files or approved ones; never after a `|`)."""
+    if step.is_shell:
+        return rule.typed_by_person(origin) and not handed and (step.by is None or step.by in trusted)
+    return rule.may_run(step.command, _origin(step, origin), handed, step.args)
 
 
 def _is_step(r: Running | None, args: str) -> bool:
@@ -613,6 +659,15 @@ def _nap_timer(chain: int, index: int, left: int) -> StartTimer:
     return StartTimer(chain, index, min(left, NAP_TICK) * 1000)
 
 
+def _shell_ended(state: ChainState, r: Running, why: str, output: str) -> Transition:
+    """A shell step ended (`why`: how it failed, or "" when it exited 0): its output is shown, then the program goes
+    on as after any step, with that output for a `|` after it."""
+    shown = texts.shell_output_text(output)
+    lines: tuple[Effect, ...] = (Log(shown),) if js_trim(shown) else ()
+    ended = _step_ended(state, attrs.evolve(r, output=output), "failure" if why else "success", why)
+    return attrs.evolve(ended, effects=(*lines, *ended.effects))
+
+
 def _step_ended(state: ChainState, r: Running, status: Status, why: str) -> Transition:
     """A step ended: a failure stops a chain of `&&` alone with the seed's line; any other chain goes on by its
     operators."""
@@ -646,21 +701,27 @@ def _go_on(
             case Napping(seconds):
                 nap = Step("sleep", texts.duration(seconds))
                 new = Running(r.chain, advanced.seen, r.total, nap, run, r.steps, r.number, napping=seconds)
-                new = attrs.evolve(new, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule)
+                new = attrs.evolve(new, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule, trusted=r.trusted)
                 timer = _nap_timer(r.chain, new.index, seconds)
                 return Transition(attrs.evolve(state, running=new), (*effects, *lines, timer))
             case Asked(step, number, handed, hands, where):
                 origin = _origin(step, r.origin)
-                if not r.rule.may_run(step.command, origin, handed, step.args):
+                if not _may_run(r.rule, step, r.origin, r.trusted, handed):
                     by_person = r.rule.typed_by_person(origin)
-                    why = texts.handed_refused_why(step) if by_person else texts.refused_why(step, origin)
+                    if step.is_shell:
+                        # Named by who started the program when that was not the person, else by the step's file.
+                        why = texts.shell_refused_why(origin if r.rule.typed_by_person(r.origin) else r.origin)
+                    elif by_person:
+                        why = texts.handed_refused_why(step)
+                    else:
+                        why = texts.refused_why(step, origin)
                     lines.append(Log(texts.skipped_text(number, r.total, step, why)))
                     tally = tally.passed(1)
                     run = run.ended(None)
                     continue
                 args = texts.handed(step.args, run.output) if handed else step.args
                 new = Running(r.chain, advanced.seen, r.total, step, run, r.steps, number, where, hands, args=args)
-                new = attrs.evolve(new, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule)
+                new = attrs.evolve(new, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule, trusted=r.trusted)
                 moved = attrs.evolve(state, running=new)
                 starts = Log(texts.step_text(number, r.total, step))
                 if head and new.index == 1:
@@ -764,6 +825,20 @@ def progress(r: Running) -> str:
     return texts.loop_progress_text(mark.kind, mark.iteration, mark.cap, r.step, after)
 
 
+def _allow(state: ChainState, names: tuple[str, ...], saved: Library) -> Transition:
+    """`/slash-chain allow NAME`, the person's alone (the rule refused anyone else's): records the saved chain's file
+    and content as approved, so its shell steps run until the file changes."""
+    if len(names) != 1:
+        return Transition(state, reply=CommandAnswer(texts.ALLOW_USAGE))
+    chain = saved.named(names[0])
+    if chain is None:
+        return Transition(state, reply=CommandAnswer(texts.allow_unknown_text(names[0])))
+    if chain.own:
+        return Transition(state, reply=CommandAnswer(texts.allow_own_text(chain.name, chain.source)))
+    answer = CommandAnswer(texts.allowed_text(chain.name, chain.source, chain.digest))
+    return Transition(state, (Approve(chain.source, chain.digest),), answer)
+
+
 def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
     """`/slash-chain`: nothing gives the status; stop, on and off act (on and off only for the person, or as the
     running step of a chain they typed, which the rule let run); list names the saved chains; anything else gets
@@ -785,6 +860,8 @@ def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
         return attrs.evolve(_cancel(state, r), reply=CommandAnswer(texts.cancelled_text(r.left)))
     if word == texts.LIST_WORD:
         return Transition(state, reply=CommandAnswer(typed.saved.listing(typed.commands, state.rule.builtins)))
+    if chain_words(args)[:1] == (texts.ALLOW_WORD,):
+        return _allow(state, chain_words(args)[1:], typed.saved)
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
     if r is not None and (r.napping is not None or r.where.loops):

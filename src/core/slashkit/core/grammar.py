@@ -5,11 +5,13 @@
     list      = and_or { SEP and_or } [ SEP ]             SEP: `;`, or a newline in a file
     and_or    = pipeline { ("&&" | "||") pipeline }
     pipeline  = command { "|" command }                  only slash commands take part in a pipe
-    command   = slash | group | loop | for | "break" [N] | "continue" [N] | "sleep" DURATION
+    command   = slash | shell | group | loop | for | "break" [N] | "continue" [N] | "sleep" DURATION
     group     = "{" list "}"
     loop      = ("while" | "until") list "do" list "done"
     for       = "for" NAME "in" { WORD } SEP "do" list "done"
     slash     = "/" NAME ARGS                            NAME: [A-Za-z0-9_:.-]+
+    shell     = "!" TEXT                                 TEXT: from a non-space to the first `&&`, `||`, `|`,
+                                                         `;` (or newline, in a file) outside quotes
     DURATION  = digits [ "s" | "m" | "h" ]
 
 A slash command's arguments are free text, as a person types them, so an operator ends them only where it stands
@@ -17,6 +19,10 @@ as the reference's `&&` does: at the start or after whitespace, followed by `/na
 that starts a command); and `;` ends them, written on the word before it too, where the word after it closes what
 is open (`/check; do`, `/fix; done`, `/b; }`). Everywhere else the text is the command's: `/review fix it; done
 means green` keeps all of it, outside a loop. Whitespace is JavaScript's, as in the reference.
+
+A shell step's text is the shell's, so it ends as a shell reads it: at the first operator outside quotes (`'...'`,
+`"..."`, a backslash), whatever follows; `!sh -c 'a && b'` keeps its `&&`. It takes no text from a `|` before it:
+what a pipe hands on is data, never a shell's words.
 """
 
 import re
@@ -28,6 +34,7 @@ from returns.result import Failure, Result, Success
 
 from slashkit.core.js_text import JS_WHITESPACE, js_trim
 from slashkit.core.program import (
+    SHELL,
     AndOr,
     Break,
     Command,
@@ -133,7 +140,12 @@ def looks_like_program(text: str) -> bool:
     rest = head[len(word) :].lstrip(JS_WHITESPACE)
     if word == "for":
         return _FOR_HEAD.match(rest) is not None
-    return rest.startswith("/") or looks_like_program(rest)
+    return rest.startswith("/") or _shell_at(rest, 0) or looks_like_program(rest)
+
+
+def _shell_at(text: str, at: int) -> bool:
+    """Tells whether a shell step starts at `at`: `!` followed at once by a non-space."""
+    return text.startswith("!", at) and at + 1 < len(text) and text[at + 1] not in JS_WHITESPACE
 
 
 def _ends_word(text: str, at: int) -> bool:
@@ -228,12 +240,16 @@ class _Reader:
             return parts[0]
         if not all(isinstance(part, Command) for part in parts):
             raise _Refused("only slash commands take part in a pipe (|)", start)
+        if any(isinstance(part, Command) and part.command == SHELL for part in parts[1:]):
+            raise _Refused("a shell step takes no text from a pipe (|): put it first, or after && or ;", start)
         return Pipeline(tuple(parts))
 
     def _command(self) -> Node:
         at = self.at
         if self.at < len(self.text) and self.text[self.at] == "/":
             return self._slash()
+        if _shell_at(self.text, at):
+            return self._shell()
         if self._word_at(at, "while"):
             return self._nested(lambda: self._loop(until=False))
         if self._word_at(at, "until"):
@@ -267,6 +283,31 @@ class _Reader:
         self.at = end
         return Command(name[0], js_trim(self.text[start:end]))
 
+    def _shell(self) -> Command:
+        """`!TEXT`: the text up to the first operator outside quotes, or a newline in a file."""
+        text, at = self.text, self.at + 1
+        quote: str | None = None
+        opened = at
+        while at < len(text):
+            c = text[at]
+            if quote == "'":
+                quote = None if c == "'" else quote
+            elif c == "\\":
+                at += 1
+            elif quote == '"':
+                quote = None if c == '"' else quote
+            elif c in "'\"":
+                quote, opened = c, at
+            elif (c in "&|;" and (c != "&" or text.startswith("&&", at))) or (self.file and c == "\n"):
+                break
+            at += 1
+        if quote is not None:
+            raise _Refused(f"the quote {quote} opened here is not closed", opened)
+        at = min(at, len(text))
+        shell = js_trim(text[self.at + 1 : at])
+        self.at = at
+        return Command(SHELL, shell)
+
     def _name_ends(self, at: int) -> bool:
         return at == len(self.text) or self.text[at] in JS_WHITESPACE or self._closes_after(at)
 
@@ -293,7 +334,7 @@ class _Reader:
         if at < len(self.text) and self.text[at] == "/":
             name = _NAME.match(self.text, at + 1)
             return name is not None and self._name_ends(name.end())
-        return any(self._word_at(at, word) for word in STARTERS)
+        return _shell_at(self.text, at) or any(self._word_at(at, word) for word in STARTERS)
 
     def _closes_after(self, at: int) -> bool:
         """Tells whether a `;` at `at` ends a command inside a compound one (where bash reads every `;`), written on

@@ -26,6 +26,26 @@ class CommandRunner(Protocol):
         ...
 
 
+class ShellRunner(Protocol):
+    """Runs shell steps (`!npm test`) for the person, bounded in time and output (`slashkit.adapters.shell`)."""
+
+    def start(self, token: int, text: str, done: Callable[[str | None, str], None]) -> None:
+        """Starts `/bin/sh -c text`; calls `done` with why it failed (None: it exited 0) and what it printed."""
+        ...
+
+    def keep(self, tokens: Callable[[int], bool]) -> None:
+        """Ends the steps whose token the session no longer waits on (their chain was stopped)."""
+        ...
+
+
+class Approvals(Protocol):
+    """The person's approvals of projects' saved chains, kept outside every project (`/slash-chain allow NAME`)."""
+
+    def approve(self, source: str, digest: str) -> None:
+        """Records that the file at `source` whose bytes hash to `digest` may run its shell steps."""
+        ...
+
+
 class UiLog(Protocol):
     """The session's transcript, its passing notices, its status area, and the tool descriptions the model is shown."""
 

@@ -3,8 +3,9 @@ frozen values, and a printer back to text.
 
 The language is a small subset of bash with bash's meaning: lists joined by `;` (or a newline in a file), `&&` and
 `||`, pipelines with `|`, groups `{ LIST; }`, `while`/`until LIST; do LIST; done`, `for NAME in WORDS; do LIST;
-done`, `break`, `continue` and `sleep`. Its simple commands are the host's slash commands; a saved chain's name is
-a function call (`Call`) whose body is that chain's program (`slashkit.core.saved_chain.inlined`).
+done`, `break`, `continue` and `sleep`. Its simple commands are the host's slash commands and shell steps (`!npm
+test`, a `Command` named `SHELL` whose args are the shell's text); a saved chain's name is a function call (`Call`)
+whose body is that chain's program (`slashkit.core.saved_chain.inlined`).
 
 Every slash command has a number, its place in the program's text (1 for the first): a chain of `&&` alone writes
 the reference's `2/3: /b` lines with it, and a loop's steps keep theirs in every iteration.
@@ -23,12 +24,16 @@ from attrs import frozen
 Joint = Literal["&&", "||"]
 #: The words of the language besides slash commands.
 WORDS = frozenset({"while", "until", "for", "in", "do", "done", "break", "continue", "sleep", "{", "}"})
+#: The name of a shell step (`!npm test`): no slash command has it (a name is letters, digits and `_:.-`), so no host
+#: command and no saved chain is ever taken for one, nor one for them.
+SHELL = "!"
 
 
 @frozen(cache_hash=True)
 class Command:
     """A slash command: its name without the slash, its arguments as written (a `$NAME` or `$1` in them is filled
-    when it runs), its number in the program, and the saved chain whose file holds it (None: the typed line)."""
+    when it runs), its number in the program, and the saved chain whose file holds it (None: the typed line). A
+    shell step is one named `SHELL`, its args the text `/bin/sh -c` runs."""
 
     command: str
     args: str
@@ -159,6 +164,8 @@ def printed(node: Node) -> str:
     'until /check; do /fix a; done'
     """
     match node:
+        case Command(command, args) if command == SHELL:
+            return f"!{args}"
         case Command(command, args):
             return f"/{command} {args}" if args else f"/{command}"
         case Call(name, args):

@@ -9,8 +9,13 @@ words, as Claude Code fills a command's. A step naming another saved chain calls
 Reading the files is an adapter's (`slashkit.adapters.saved_chains`); this module only reads their bytes. Whatever
 a file holds is text the person did not type: `slashkit.core.chain_machine` runs its steps under the refusal rule
 with the file's saved chain as their origin (`origin_of`).
+
+A shell step (`!npm test`) in a saved chain runs only from a file the person trusts (`Library.trusted`): one of their
+own folder, or a project's whose exact content they approved (`/slash-chain allow NAME`, as direnv's `allow`): the
+approval names the file's path and the SHA-256 of its bytes, so a changed file needs approving again.
 """
 
+import hashlib
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -44,13 +49,16 @@ _FENCE: Final = "---"
 @frozen
 class SavedChain:
     """One saved chain: its name, its program (the text after its front matter), the file it came from, and what its
-    front matter says of it."""
+    front matter says of it; `digest` is the SHA-256 of the file's bytes, and `own` says it is in the person's own
+    folder (not a project's)."""
 
     name: str
     body: str
     source: str
     description: str = ""
     argument_hint: str = ""
+    digest: str = ""
+    own: bool = False
 
 
 @frozen
@@ -84,6 +92,12 @@ class Library:
 
     chains: tuple[SavedChain, ...] = ()
     problems: tuple[Problem, ...] = ()
+    approved: frozenset[tuple[str, str]] = frozenset()
+
+    def trusted(self, chain: SavedChain) -> bool:
+        """Tells whether the shell steps of a saved chain may run: it is the person's own, or its file's path and
+        content are as the person approved them."""
+        return chain.own or (chain.source, chain.digest) in self.approved
 
     def named(self, name: str) -> SavedChain | None:
         """The saved chain of this name, if there is one."""
@@ -121,8 +135,9 @@ NO_SAVED: Final = Library()
 def read(found: SavedFile) -> SavedChain | Problem:
     """Reads one file as a saved chain, or says why it is none.
 
-    >>> read(SavedFile("ship.md", "ship.md", b"---\\ndescription: Ships it\\n---\\n/check $1 && /tiny done\\n"))
-    SavedChain(name='ship', body='/check $1 && /tiny done', source='ship.md', description='Ships it', argument_hint='')
+    >>> chain = read(SavedFile("ship.md", "ship.md", b"---\\ndescription: Ships it\\n---\\n/check $1 && /tiny done\\n"))
+    >>> chain.name, chain.body, chain.description, chain.digest[:12]
+    ('ship', '/check $1 && /tiny done', 'Ships it', '60081fe59d3a')
     >>> read(SavedFile("ship.md", "ship.md", b"/a\\ndone\\n")).text
     "saved chain ship.md:2: a command was expected, not 'done'; nothing of it runs"
     """
@@ -150,7 +165,8 @@ def read(found: SavedFile) -> SavedChain | Problem:
         why = program.failure()
         at = body_at + _leading_lines(lines, body_at) + why.line
         return Problem(found.source, f"{why.why}; nothing of it runs", at)
-    return SavedChain(name, js_trim(body), found.source, front.get("description", ""), front.get("argument-hint", ""))
+    about = (front.get("description", ""), front.get("argument-hint", ""))
+    return SavedChain(name, js_trim(body), found.source, *about, hashlib.sha256(found.data).hexdigest())
 
 
 def _leading_lines(lines: list[str], body_at: int) -> int:
@@ -190,26 +206,32 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def library(*folders: Iterable[SavedFile | Problem]) -> Library:
-    """The saved chains of several folders, each shadowing the ones before it (the person's, then the project's);
-    a folder may say itself what is wrong with it (a `Problem`).
+def library(
+    person: Iterable[SavedFile | Problem],
+    project: Iterable[SavedFile | Problem] = (),
+    approved: Iterable[tuple[str, str]] = (),
+) -> Library:
+    """The saved chains of the person's folder and the project's, which shadows it; a folder may say itself what is
+    wrong with it (a `Problem`). `approved` holds the (path, SHA-256) of each project file whose shell steps the person
+    approved.
 
     >>> person = [SavedFile("ship.md", "~/ship.md", b"/a"), SavedFile("x.md", "~/x.md", b"")]
     >>> project = [SavedFile("ship.md", ".slashkit/ship.md", b"/b")]
     >>> lib = library(person, project)
-    >>> [(c.name, c.body) for c in lib.chains], [p.source for p in lib.problems]
-    ([('ship', '/b')], ['~/x.md'])
+    >>> [(c.name, c.body, c.own) for c in lib.chains], [p.source for p in lib.problems]
+    ([('ship', '/b', False)], ['~/x.md'])
     """
     by_name: dict[str, SavedChain] = {}
     problems: list[Problem] = []
-    for folder in folders:
+    for own, folder in ((True, person), (False, project)):
         for found in folder:
             match found if isinstance(found, Problem) else read(found):
                 case SavedChain() as chain:
-                    by_name[chain.name] = chain
+                    by_name[chain.name] = attrs.evolve(chain, own=own)
                 case Problem() as problem:
                     problems.append(problem)
-    return Library(tuple(sorted(by_name.values(), key=lambda c: c.name)), tuple(problems))
+    chains = tuple(sorted(by_name.values(), key=lambda c: c.name))
+    return Library(chains, tuple(problems), frozenset(approved))
 
 
 def origin_of(name: str) -> str:

@@ -198,6 +198,16 @@ class Run:
 
 
 @frozen
+class Shell:
+    """Run this shell step's text with `/bin/sh -c` (`slashkit.core.ports.ShellRunner`), in the session's working
+    directory; once it ended, send `RunEnded` with this token: `error` None when it exited 0, else why it failed, and
+    `output` what it printed, bounded. Only the helper or an in-process host runs it, never the model's tools."""
+
+    text: str
+    token: int
+
+
+@frozen
 class After:
     """Start a timer; when it fires, send `TimerFired` with this token. `fires` is what that will do, foreseen,
     or None."""
@@ -234,7 +244,7 @@ class StepStarted:
 #: that reports its chains' progress: a host that shows nothing ignores them, the wire does not carry them, and a
 #: forecast leaves them out.
 Report = StepStarted | ChainEnded
-Effect = Log | Toast | After | Run | SaveEnabled | SaveBuiltin | Invalidate | Progress | Report
+Effect = Log | Toast | After | Run | Shell | m.Approve | SaveEnabled | SaveBuiltin | Invalidate | Progress | Report
 
 # Replies: how the hook the host holds open answers (PromptText, CommandAnswer, ToolAnswered, Denied,
 # SkillQueued and ControlQueued are the machine's and the self-command decisions' own)
@@ -301,10 +311,10 @@ Reply = (
 
 #: What a token stands for: a step's timer or run (the machine's effect or reply that asked for it), a queued
 #: self-command's timer (`sc.Queue`) or run (its `Request`), or a control call waiting on whoami.
-Pending = m.StartTimer | m.RunStep | m.RunHead | sc.Queue | Request | ControlAnswered
+Pending = m.StartTimer | m.RunStep | m.RunShell | m.RunHead | sc.Queue | Request | ControlAnswered
 #: What a `TimerFired` may report, and what a `RunEnded` may.
 TIMERS: Final = (m.StartTimer, sc.Queue)
-RUNS: Final = (m.RunStep, m.RunHead, Request)
+RUNS: Final = (m.RunStep, m.RunShell, m.RunHead, Request)
 
 
 @frozen
@@ -349,7 +359,7 @@ class Session:
         r = self.chains.running
 
         def live(what: Pending) -> bool:
-            if isinstance(what, m.StartTimer | m.RunStep | m.RunHead):
+            if isinstance(what, m.StartTimer | m.RunStep | m.RunShell | m.RunHead):
                 return r is not None and r.is_step(what.chain, what.index)
             return True
 
@@ -476,8 +486,8 @@ def _timer_fired(session: Session, what: Pending | None) -> Moved:
 
 def _run_ended(session: Session, what: Pending | None, error: str | None, output: str) -> Moved:
     match what:
-        case m.RunStep(chain, index) | m.RunHead(chain, index):
-            ended = m.StepRan(chain, index, output) if error is None else m.StepFailed(chain, index, error)
+        case m.RunStep(chain, index) | m.RunHead(chain, index) | m.RunShell(chain, index):
+            ended = m.StepRan(chain, index, output) if error is None else m.StepFailed(chain, index, error, output)
             return _chains_moved(session, m.on_event(session.chains, ended))
         case Request(name) if error is not None:
             # A queued command has no turn left to answer, so its failure is a notice.
@@ -618,7 +628,10 @@ def _chains_moved(session: Session, moved: m.Transition) -> Moved:
             case m.RunStep(command=command, args=args):
                 session, token = session.hold(effect)
                 effects.append(Run(command, args, token))
-            case Log() | SaveEnabled():
+            case m.RunShell(text=text):
+                session, token = session.hold(effect)
+                effects.append(Shell(text, token))
+            case Log() | SaveEnabled() | m.Approve():
                 effects.append(effect)
             case ChainEnded():
                 effects.extend((effect, Progress(None)))

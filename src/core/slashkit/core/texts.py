@@ -14,8 +14,8 @@ from slashkit.core.js_text import JS_WHITESPACE
 #: The command this library adds to the engine, and the plugin that owns the fail tool.
 CHAIN_COMMAND: Final = "slash-chain"
 CHAIN_COMMAND_DESCRIPTION: Final = "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
-CHAIN_COMMAND_HINT: Final = "[stop | on | off | list | builtin on | builtin off]"
-USAGE: Final = "expects nothing (the status), stop, on, off, list, builtin on or builtin off"
+CHAIN_COMMAND_HINT: Final = "[stop | on | off | list | allow NAME | builtin on | builtin off]"
+USAGE: Final = "expects nothing (the status), stop, on, off, list, allow NAME, builtin on or builtin off"
 NO_CHAIN_RUNS: Final = "no chain runs"
 ON_TEXT: Final = "on: /a && /b runs /b once /a ended well"
 OFF_TEXT: Final = "off: the engine runs the first command alone, as it does without the mod"
@@ -157,7 +157,7 @@ def menu_text(text: str) -> str:
 
 def _not_run(steps: Iterable[Step]) -> str:
     """`; not run: /b, /c`, or nothing after the last step."""
-    names = [f"/{s.command}" for s in steps]
+    names = [one_line(s.head) for s in steps]
     return f"; not run: {', '.join(names)}" if names else ""
 
 
@@ -189,7 +189,7 @@ def failed_why(reason: str) -> str:
 
 def stopped_text(step: Step, why: str, left: Iterable[Step]) -> str:
     """`stopped after /a: <why>; not run: /b, /c`."""
-    return f"stopped after /{step.command}: {why}{_not_run(left)}"
+    return f"stopped after {step.head}: {why}{_not_run(left)}"
 
 
 def cancelled_text(left: Iterable[Step]) -> str:
@@ -227,6 +227,11 @@ SKIP_WHY: Final[Mapping[Operator, str]] = {
 }
 REFUSED_WHY: Final = "only the person may run /{command}, and this came from {origin}"
 HANDED_REFUSED_WHY: Final = "only the person may give /{command} its arguments, and a | would hand it output"
+SHELL_REFUSED_WHY: Final = "a shell step runs only on the person's word, and this came from {origin}"
+#: The word of `/slash-chain allow NAME`, which approves a project's saved chain's shell steps.
+ALLOW_WORD: Final = "allow"
+#: Why a shell step failed on a host that runs none.
+NO_SHELL_WHY: Final = "this host runs no shell steps"
 #: The longest output one command hands the next through `|`; past it the text is cut and says so.
 MAX_HANDED: Final = 16_384
 HANDED_CUT: Final = "[slash-chain: the output handed on was cut to {limit} characters]"
@@ -242,6 +247,48 @@ def handed_refused_why(step: Step) -> str:
     return HANDED_REFUSED_WHY.format(command=step.command)
 
 
+def shell_refused_why(origin: str) -> str:
+    """Why a shell step did not run: it came from neither the person's typing nor a file they trust."""
+    return SHELL_REFUSED_WHY.format(origin=one_line(origin) or "an unnamed origin")
+
+
+def shell_output_text(output: str) -> str:
+    """A shell step's output as its lines show it (the runner bounded it), or nothing when it printed nothing."""
+    return output.rstrip("\n")
+
+
+def unapproved_text(name: str, source: str) -> str:
+    """The answer to a project's saved chain holding shell steps whose content the person has not approved."""
+    where = one_line(source)
+    return (
+        f"/{name} was not run: {where} comes with the project and holds shell steps, so nothing of it runs until "
+        f"you approve its content as it is now: type /{CHAIN_COMMAND} {ALLOW_WORD} {name}"
+    )
+
+
+def allowed_text(name: str, source: str, digest: str) -> str:
+    """The answer to `/slash-chain allow NAME`: the file and the content approved."""
+    return f"approved /{name} ({one_line(source)}, sha256 {digest[:12]}): its shell steps run until the file changes"
+
+
+def approval_failed_text(source: str, why: str) -> str:
+    """The line when an approval could not be written to the person's state."""
+    return f"slashkit: the approval of {one_line(source)} could not be saved ({one_line(why)}); it is not approved"
+
+
+def allow_own_text(name: str, source: str) -> str:
+    """The answer to `/slash-chain allow NAME` for one of the person's own saved chains."""
+    return f"/{name} is your own ({one_line(source)}): its shell steps run without approval"
+
+
+def allow_unknown_text(name: str) -> str:
+    """The answer to `/slash-chain allow NAME` when no saved chain has that name."""
+    return f"no saved chain is named /{shown(name)}; /{CHAIN_COMMAND} list names them"
+
+
+ALLOW_USAGE: Final = f"{ALLOW_WORD} takes the name of one saved chain: /{CHAIN_COMMAND} {ALLOW_WORD} NAME"
+
+
 def refused_text(step: Step, origin: str) -> str:
     """The answer to a typed command that was not run for who typed it: `/config was not run: ...`."""
     return f"/{step.command} was not run: {refused_why(step, origin)}"
@@ -254,7 +301,7 @@ def skipped_text(index: int, total: int, step: Step, why: str) -> str:
 
 def failed_text(step: Step, why: str) -> str:
     """The line for a step that failed in a chain that goes on by its operators: `/deploy failed: <why>`."""
-    return f"/{step.command} failed: {why}"
+    return f"{one_line(step.head)} failed: {why}"
 
 
 def ended_text(succeeded: int, failed: int, skipped: int) -> str:
@@ -357,7 +404,7 @@ def queued_stop_text(queued: str, runs: bool) -> str:
 
 def next_text(step: Step) -> str:
     """The status's note on what waits after the running step: `; next: || /rollback`."""
-    return f"; next: {step.op} /{step.command}"
+    return f"; next: {step.op} {one_line(step.head)}"
 
 
 # Saved chains (slashkit.core.saved_chain)

@@ -6,13 +6,16 @@ its replay (`slashkit.core.forecast`). What is here is the order of events, and 
 One `Bridge` per helper process.
 """
 
+import os
 import sys
 import threading
 from collections.abc import Callable
 
 import attrs
 
+from slashkit.adapters import approvals
 from slashkit.adapters.bridge import protocol as p
+from slashkit.adapters.shell import GRACE_S, ShellEnded, ShellSteps, timeout_of
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core import texts
@@ -57,13 +60,16 @@ class Bridge:
         fail_tool: str | None = None,
         host: str = "claude-code",
         saved: Callable[[], Library] = lambda: NO_SAVED,
+        cwd: str | None = None,
     ) -> None:
         """`fail_tool` is the fail tool's name as the host gives it to the model, which the fail note names; None
         for Claude Code's. `host` names the host whose allowlist the refusal rule applies (allowlist.HOSTS),
         widened by the names the person listed in `SLASHKIT_ALLOW`; a session a slashkit harness drives
         (`SLASHKIT_HARNESS`, which the Agent SDK host sets for its Claude Code) is not typed by the person. The
         session's lich variables say whether self-commands may start. `saved` reads the saved chains, with each event
-        that carries them (`SAVED_EVENTS`): the shim never sends them."""
+        that carries them (`SAVED_EVENTS`): the shim never sends them. The session's shell steps run in `cwd` (None:
+        the helper's own working directory) with the helper's environment, the person's; the session's `env` holds
+        their timeout and where their approvals are kept."""
         harness = bool(env.get(HARNESS_VARIABLE))
         rule = rule_for(HOSTS[host], env.get(ALLOW_VARIABLE), harness, env.get(LOOP_CAP_VARIABLE))
         lich = (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"))
@@ -73,6 +79,9 @@ class Bridge:
         #: The version the forecast of a timer or run holds for, by token.
         self._foreseen: dict[int, int] = {}
         self._saved = saved
+        self._env = env
+        self._timeout_s = timeout_of(env)
+        self.shells = ShellSteps(lambda: cwd or os.getcwd(), os.environ, self._timeout_s)
 
     @property
     def version(self) -> int:
@@ -154,4 +163,33 @@ class Bridge:
         self.state = moved.session
         # A forecast is for a timer or run the session still waits on, or for none worth keeping.
         self._foreseen = {token: at for token, at in self._foreseen.items() if token in self.state.pending}
-        return p.Answer(version=version, wants=self.wants(), reply=moved.reply, effects=effects)
+        # A shell step whose chain was stopped or replaced is ended; the new ones start here, in the helper.
+        self.shells.keep(lambda token: token in self.state.pending)
+        return p.Answer(version=version, wants=self.wants(), reply=moved.reply, effects=self._carry(effects))
+
+    def _carry(self, effects: tuple[s.Effect, ...]) -> tuple[s.Effect, ...]:
+        """Carries out the effects that are the helper's own: it starts each shell step (the host waits for its end
+        through `shell_ended`) and records an approval in the person's state; the rest go to the host."""
+        carried: list[s.Effect] = []
+        for effect in effects:
+            match effect:
+                case s.Shell(text, token):
+                    self.shells.start(token, text)
+                    carried.append(effect)
+                case m.Approve(source, digest):
+                    try:
+                        approvals.approve(self._env, source, digest)
+                    except OSError as err:
+                        carried.append(m.Log(texts.approval_failed_text(source, err.strerror or str(err))))
+                case _:
+                    carried.append(effect)
+        return tuple(carried)
+
+    def shell_ended(self, token: int) -> ShellEnded | None:
+        """Waits for the end of the shell step this token names (its timeout bounds the wait); None when the session
+        runs none by that token."""
+        return self.shells.ended(token, self._timeout_s + 2 * GRACE_S + 5)
+
+    def close(self) -> None:
+        """Ends what the session still runs: its shell steps."""
+        self.shells.close()

@@ -213,6 +213,7 @@ def leave_shared(path: str, inode: int, locked: str) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.stat(path).st_ino == inode:
             os.unlink(path)
+    _end_shell_steps()
     os._exit(0)
 
 
@@ -249,7 +250,16 @@ def leave(directory: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(os.path.join(directory, SOCKET_NAME))
         os.rmdir(directory)
+    _end_shell_steps()
     os._exit(0)
+
+
+def _end_shell_steps() -> None:
+    """Ends the shell steps still running, with their process groups, before the helper leaves (they are not its
+    to leave behind). The module is there once a session could have run one: this one imports nothing for it."""
+    shell = sys.modules.get("slashkit.adapters.shell")
+    if shell is not None:
+        shell.end_all()
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ KINDS: Final[dict[type[Any], str]] = {
     s.Toast: "toast",
     s.After: "after",
     s.Run: "run",
+    s.Shell: "shell",
     m.SaveEnabled: "save.enabled",
     s.SaveBuiltin: "save.builtin",
     s.Invalidate: "invalidate",
@@ -117,6 +118,11 @@ def encode(answer: Answer) -> bytes:
             "effects": [_written(effect) for effect in answer.effects if not isinstance(effect, s.Report)],
         },
     ).encode()
+
+
+def encode_shell(error: str | None, output: str) -> bytes:
+    """Writes the end of a shell step, for the host waiting on it (`/v1/shell`), as ASCII as `encode` does."""
+    return json.dumps({"v": VERSION, "error": error, "output": output}).encode()
 
 
 def encode_error(message: str) -> bytes:

@@ -32,6 +32,8 @@ EVENT_PATH: Final = b"/v1/event"
 EXIT_PATH: Final = b"/v1/exit"
 #: The shared helper's: a session opens (naming itself: `?session=ID`, as its events and its exit do).
 OPEN_PATH: Final = b"/v1/open"
+#: A host waits here for the end of a shell step the helper runs (`{"token": N}`): answered once it ended.
+SHELL_PATH: Final = b"/v1/shell"
 
 # Bounds. The mod's requests are a request line, about six headers and a body of a few KiB.
 
@@ -127,13 +129,28 @@ class _Connection:
             return self._write(404, b"")  # an answer to HEAD has no body (RFC 9110): the status says it all
         if sessions is not None and (method, path) == (b"POST", OPEN_PATH):
             return self._open(sessions, sid, body)
-        if (method, path) != (b"POST", EVENT_PATH):
+        if method != b"POST" or path not in (EVENT_PATH, SHELL_PATH):
             asked = f"{method.decode('latin-1')} {target.decode('latin-1')}"
             return self._send(404, f"no {asked}; POST {EVENT_PATH.decode()}")
         bridge = self.server.bridge if sessions is None else None if sid is None else sessions.get(sid)
         if bridge is None:
             return self._send(410, f"this helper has no session {sid!r}: open it first")
+        if path == SHELL_PATH:
+            return self._shell(bridge, body)
         return self._event(bridge, body)
+
+    def _shell(self, bridge: Bridge, body: bytes) -> bool:
+        """Answers once the shell step named by the body's token ended: `{"error": why or null, "output": text}`."""
+        match protocol.load_json(body):
+            case Success({"token": int(token)}) if token > 0:
+                pass
+            case _:
+                return self._send(400, 'a shell request is {"token": N}, N a shell effect\'s token')
+        self.server.busy(self)
+        ended = bridge.shell_ended(token)
+        if ended is None:
+            return self._send(404, f"this session runs no shell step {token}")
+        return self._write(200, protocol.encode_shell(ended.error, ended.output))
 
     def _open(self, sessions: Sessions, sid: str | None, body: bytes) -> bool:
         """Opens a session of the shared helper."""
@@ -338,20 +355,30 @@ def _refuse(sock: socket.socket, status: int, why: str) -> None:
 
 def serve(directory: str, listener: socket.socket, bridge: Bridge) -> None:
     """Serves the bridge of one session on a listening socket until the host ends the helper."""
-    try:
-        _Server(listener, bridge, None, lambda: leave(directory)).serve_forever()
-    finally:
+
+    def left() -> None:
+        bridge.close()
         leave(directory)
+
+    try:
+        _Server(listener, bridge, None, left).serve_forever()
+    finally:
+        left()
 
 
 def serve_shared(listener: socket.socket, idle_s: float, leave_shared: Callable[[], None]) -> None:
     """Serves every session that opens on the shared helper's socket; leaves once none was open for `idle_s`."""
     sessions = Sessions()
-    threading.Thread(target=_reap, args=(sessions, idle_s, leave_shared), daemon=True).start()
-    try:
-        _Server(listener, None, sessions, leave_shared).serve_forever()
-    finally:
+
+    def left() -> None:
+        sessions.close_all()
         leave_shared()
+
+    threading.Thread(target=_reap, args=(sessions, idle_s, left), daemon=True).start()
+    try:
+        _Server(listener, None, sessions, left).serve_forever()
+    finally:
+        left()
 
 
 def _reap(sessions: Sessions, idle_s: float, leave_shared: Callable[[], None]) -> None:

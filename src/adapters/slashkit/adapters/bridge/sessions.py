@@ -23,9 +23,11 @@ from slashkit.adapters.bridge import protocol
 from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE, HARNESS_VARIABLE, Bridge
 from slashkit.adapters.bridge.helper import options
 from slashkit.adapters.saved_chains import PROJECT_VARIABLE, load
+from slashkit.adapters.shell import TIMEOUT_VARIABLE
 
 #: The variables a session brings, and all it may bring: what the core reads (the allowlist's widening, the
-#: harness's mark, lich's) and what finds the saved chains (the project, the person's folders).
+#: harness's mark, lich's), what finds the saved chains (the project, the person's folders) and the approvals of
+#: them (the person's state), and the shell steps' timeout.
 SESSION_VARIABLES: Final = frozenset(
     {
         ALLOW_VARIABLE,
@@ -34,6 +36,8 @@ SESSION_VARIABLES: Final = frozenset(
         "LICH_PROMPT_LANG",
         PROJECT_VARIABLE,
         "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        TIMEOUT_VARIABLE,
         "HOME",
     }
 )
@@ -78,12 +82,15 @@ class Sessions:
                 pass
         fail_tool, host = options(args)
         project = Path(env.get(PROJECT_VARIABLE) or cwd)
-        bridge = Bridge(env, fail_tool, host, lambda: load(project, env))
+        bridge = Bridge(env, fail_tool, host, lambda: load(project, env), cwd)
         with self._lock:
             if sid not in self._open and len(self._open) >= MAX_SESSIONS:
                 raise Full(f"{MAX_SESSIONS} sessions are open")
+            before = self._open.get(sid)
             self._open[sid] = _Open(bridge, owner or peer, time.monotonic())
             self.empty_since = None
+        if before is not None:
+            before.bridge.close()
         return Success(None)
 
     def get(self, sid: str) -> Bridge | None:
@@ -96,8 +103,18 @@ class Sessions:
 
     def close(self, sid: str) -> None:
         with self._lock:
-            self._open.pop(sid, None)
+            closed = self._open.pop(sid, None)
             self._emptied()
+        if closed is not None:
+            closed.bridge.close()
+
+    def close_all(self) -> None:
+        """Drops every session (the helper leaves), ending what each still runs."""
+        with self._lock:
+            dropped = list(self._open.values())
+            self._open.clear()
+        for held in dropped:
+            held.bridge.close()
 
     def reap(self) -> None:
         """Drops the sessions whose opening process is gone, and those idle too long."""
@@ -108,9 +125,10 @@ class Sessions:
                 for sid, held in self._open.items()
                 if now - held.used > SESSION_IDLE_S or not self._alive(held.owner)
             ]
-            for sid in gone:
-                del self._open[sid]
+            dropped = [self._open.pop(sid) for sid in gone]
             self._emptied()
+        for held in dropped:
+            held.bridge.close()
 
     def _emptied(self) -> None:
         if not self._open and self.empty_since is None:

@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Final, get_args
 
+from slashkit.adapters import shell
 from slashkit.adapters.bridge import protocol, server
 from slashkit.adapters.bridge.helper import (
     FAIL_TOOL_OPTION,
@@ -86,6 +87,9 @@ def client_files() -> dict[str, str]:
         "EVENT_PATH": server.EVENT_PATH.decode(),
         "EXIT_PATH": server.EXIT_PATH.decode(),
         "OPEN_PATH": server.OPEN_PATH.decode(),
+        "SHELL_PATH": server.SHELL_PATH.decode(),
+        # The helper ends a shell step by its timeout and answers; this bounds the wait for a helper that cannot.
+        "SHELL_WAIT_MS": (shell.MAX_TIMEOUT_S + 2 * shell.GRACE_S + 60) * 1000,
         "SHARED_OPTION": SHARED_OPTION,
         "SHARED_SOCKET": shared_socket_name(),
         "MODE_VARIABLE": MODE_VARIABLE,
