@@ -68,3 +68,14 @@ def test_a_prompt_that_only_starts_with_while_reaches_the_model_untouched(tmp_pa
     assert len(ran.requests) == 1
     assert ran.last_user(0) == prompt
     assert ran.lines == []
+
+
+def test_a_typed_until_is_decided_by_a_shell_steps_exit_status(tmp_path: Path) -> None:
+    # issue 34: the shared helper runs the step in the project; the hook waits for its end.
+    flaky = 'n=$(cat runs 2>/dev/null || echo 0); echo $((n+1)) > runs; [ "$n" -ge 1 ]'
+    ran = _run(tmp_path, f"until !sh -c '{flaky}'; do /bye; done", [text("Bye now")])
+    assert ran.status == 0, ran.stderr
+    assert (tmp_path / "project" / "runs").read_text() == "2\n", ran.stderr
+    assert [ran.last_user(i).split("\n")[0] for i in range(len(ran.requests))] == ["Say goodbye."]
+    assert "until 2/10\n1/2: !sh -c" in ran.stderr
+    assert ran.stderr.rstrip().endswith("ended: 2 succeeded, 1 failed, 0 skipped"), ran.stderr

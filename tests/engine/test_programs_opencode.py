@@ -3,6 +3,8 @@ several lines with a `for` loop run by its name, a typed `until` decided by the 
 only starts with `while`, as the person sees them (the transcript lines the model never sees) and as the model is
 handed them. The server, its project (the command `/greet`) and its session are test_opencode_saved.py's."""
 
+from pathlib import Path
+
 import pytest
 
 from slashkit.adapters.opencode.install import FAIL_TOOL
@@ -64,3 +66,22 @@ def test_a_prompt_that_only_starts_with_while_reaches_the_model_untouched(start:
     run.server.wait_quiet(run.session, quiet=2.5)
     assert run.asked() == [prompt]
     assert run.lines() == []
+
+
+FLAKY = 'n=$(cat runs 2>/dev/null || echo 0); echo $((n+1)) > runs; [ "$n" -ge 1 ]'
+
+
+def test_shell_steps_decide_a_typed_until_and_an_unapproved_file_runs_nothing(start: Start, tmp_path: Path) -> None:  # noqa: F811
+    # issue 34: the shared helper runs each step in the session's folder, the project.
+    run = start([text("Hello Carol")], {"ship": "/greet Bob && !touch shipped.txt\n"})
+    project = tmp_path / "project"
+    assert run.server.prompt(run.session, f"until !sh -c '{FLAKY}'; do /greet Carol; done").wait().status == 500
+    run.server.wait_quiet(run.session, quiet=2.5)
+    assert (project / "runs").read_text() == "2\n", run.lines()
+    assert run.asked() == ["Greet Carol warmly."]
+    assert run.lines()[-1] == "ended: 2 succeeded, 1 failed, 0 skipped", run.lines()
+
+    run.typed("ship", "")
+    run.server.wait_quiet(run.session, quiet=2.5)
+    assert not (project / "shipped.txt").exists()
+    assert run.asked() == ["Greet Carol warmly."]

@@ -155,3 +155,18 @@ def _loop_shown(screen: str) -> None:
     shown = [line.strip() for line in screen.splitlines() if line.strip()]
     seen = ["a program of 1 command(s) runs", "Fixed a.", "1/1: /fix b", "Could not fix b.", LOOP_LINES[-1]]
     assert [shown.index(line) for line in seen] == sorted(shown.index(line) for line in seen), screen
+
+
+def test_a_typed_until_is_decided_by_a_shell_steps_exit_status(tmp_path: Path) -> None:
+    # issue 34: the shared helper runs the step in the session's folder; pi -p returns once the program ended.
+    pi = Pi(tmp_path)
+    with OpenAIServer([text("Fixed it.")]) as model:
+        pi.setup(model.url, TEMPLATES)
+        (pi.project / "flaky.sh").write_text(
+            'n=$(cat runs 2>/dev/null || echo 0); echo $((n+1)) > runs; [ "$n" -ge 1 ]\n'
+        )
+        done = pi.run("until !sh flaky.sh; do /fix it; done", SLASHKIT_PYTHON=sys.executable)
+        ran = Ran(done.returncode, done.stdout, done.stderr, model)
+    assert (pi.project / "runs").read_text() == "2\n", ran.lines
+    assert ran.lines[-1] == "ended: 2 succeeded, 1 failed, 0 skipped", ran.lines
+    assert _firsts(ran.asked()) == ["Fix the build: it"]

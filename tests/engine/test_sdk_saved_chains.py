@@ -101,3 +101,21 @@ def test_a_restricted_built_in_from_a_file_is_refused_and_the_next_step_runs(tmp
     # Nothing of the person's configuration changed: no settings file holds what the file's steps would set.
     settings = [json.loads(p.read_text()) for p in project.parent.rglob("settings*.json")]
     assert all("theme" not in s and "model" not in s for s in settings)
+
+
+def test_shell_steps_a_typed_until_is_decided_by_exit_status_and_an_unapproved_file_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    # issue 34: the SDK host runs the shell itself, in the project, off its event loop.
+    chains = {"ship": "/greet $1 && !touch shipped.txt\n"}
+    flaky = 'n=$(cat runs 2>/dev/null || echo 0); echo $((n+1)) > runs; [ "$n" -ge 1 ]'
+    events, model, project = play(tmp_path, chains, [text("Hi Bob!")], f"until !sh -c '{flaky}'; do /greet Bob; done")
+
+    assert (project / "runs").read_text() == "2\n"
+    assert lines(events)[-1] == "ended: 2 succeeded, 1 failed, 0 skipped", lines(events)
+    assert len(model.main_requests) == 1
+
+    events, model, project = play(tmp_path / "again", chains, [text("Hi Bob!")], "/ship Bob")
+    assert not (project / "shipped.txt").exists()
+    assert model.main_requests == []
+    assert any("type /slash-chain allow ship" in getattr(e, "text", "") for e in events), events

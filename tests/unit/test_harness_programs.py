@@ -107,3 +107,27 @@ def test_a_harness_sets_the_cap_as_a_number(tmp_path: Path) -> None:
     typed(host, "while /check; do /fix; done")
 
     assert host.sent == ["/check", "/fix"] * 2
+
+
+def test_a_typed_until_decided_by_a_real_shell_runs_the_step_in_the_project_never_as_a_query(tmp_path: Path) -> None:
+    (tmp_path / "flaky.sh").write_text('n=$(cat runs 2>/dev/null || echo 0); echo $((n+1)) > runs; [ "$n" -ge 1 ]\n')
+    host = Scripted(tmp_path)
+
+    events = typed(host, "until !sh flaky.sh; do /fix; done")
+
+    assert host.sent == ["/fix"]
+    assert (tmp_path / "runs").read_text() == "2\n"
+    assert "!sh failed: it exited with status 1" in lines(events)
+    assert isinstance(events[-1], ChainEnded) and events[-1].ok
+
+
+def test_text_the_harness_did_not_mark_as_the_persons_runs_no_shell_step(tmp_path: Path) -> None:
+    host = Scripted(tmp_path)
+
+    async def run() -> list[Event | object]:
+        return [event async for event in host.run("/x a && !touch made", by_person=False)]
+
+    events = asyncio.run(run())
+
+    assert not (tmp_path / "made").exists()
+    assert any("a shell step runs only on the person's word" in line for line in lines(events))

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from slashkit.adapters import shell
 from slashkit.adapters.bridge import helper, protocol, server
 from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
 from slashkit.adapters.bridge.sessions import SESSION_VARIABLES
@@ -37,6 +38,8 @@ from slashkit.adapters.gemini.hook import session_id, state_folder
 #: The name Gemini gives the fail tool of the extension's MCP server `slash-chain` (`mcp_<server>_<tool>`,
 #: measured on 0.61.0); the helper hears it, so that the core's fail note names it so.
 FAIL_TOOL: Final = "mcp_slash-chain_fail"
+#: The longest wait for a shell step's end: the helper ends it by its timeout first (slashkit.adapters.shell).
+SHELL_WAIT_S: Final = shell.MAX_TIMEOUT_S + 2 * shell.GRACE_S + 60
 HOST: Final = "gemini"
 #: The helper's options for a Gemini session.
 OPTIONS: Final = [FAIL_TOOL_OPTION, FAIL_TOOL, HOST_OPTION, HOST]
@@ -108,6 +111,20 @@ class Session:
             raise Unavailable(f"the helper refused {event}: {str(why or status)[:200]}")
         self.state["wants"] = answer.get("wants") if isinstance(answer.get("wants"), list) else []
         return answer
+
+    def shell_ended(self, token: object) -> tuple[str | None, str]:
+        """Waits for the end of the shell step the helper runs for `token` (it ends the step by its timeout): why it
+        failed (None: it exited 0) and what it printed."""
+        body = json.dumps({"token": token}).encode()
+        try:
+            status, raw = _post(str(self.state["socket"]), self._named(server.SHELL_PATH), body, SHELL_WAIT_S)
+            ended = json.loads(raw)
+        except (OSError, ValueError, http.client.HTTPException) as failed:
+            return f"the helper did not say how it ended ({failed})", ""
+        if status != 200 or not isinstance(ended, dict):
+            return f"the helper answered {status}", ""
+        why, output = ended.get("error"), ended.get("output")
+        return (why if isinstance(why, str) else None), (output if isinstance(output, str) else "")
 
     def forget(self) -> None:
         """Leaves the helper: the shared one drops the session, a keeper ends the session's own; the next event
@@ -212,8 +229,8 @@ def _line(descriptor: int, timeout: float) -> str:
 
 
 class _Unix(http.client.HTTPConnection):
-    def __init__(self, path: str) -> None:
-        super().__init__("localhost", timeout=ANSWER_TIMEOUT_MS / 1000)
+    def __init__(self, path: str, timeout_s: float) -> None:
+        super().__init__("localhost", timeout=timeout_s)
         self.unix = path
 
     def connect(self) -> None:
@@ -222,8 +239,8 @@ class _Unix(http.client.HTTPConnection):
         self.sock.connect(self.unix)
 
 
-def _post(path: str, target: str, body: bytes) -> tuple[int, bytes]:
-    connection = _Unix(path)
+def _post(path: str, target: str, body: bytes, timeout_s: float = ANSWER_TIMEOUT_MS / 1000) -> tuple[int, bytes]:
+    connection = _Unix(path, timeout_s)
     try:
         connection.request("POST", target, body, {"content-type": "application/json"})
         response = connection.getresponse()

@@ -219,7 +219,8 @@ def ended(sid: str) -> Json:
 
 def _carry(held: resident.Session, said: Json) -> tuple[list[str], Run | None]:
     """Carries out an answer's effects: lines are shown, timers fire at once (a hook waits for nothing), settings
-    are stored; a step's run is handed back to the hook that can start it."""
+    are stored, a shell step is waited for (the helper runs it); a step's run is handed back to the hook that can
+    start it."""
     lines: list[str] = []
     run: Run | None = None
     for effect in said.get("effects") or []:
@@ -234,6 +235,12 @@ def _carry(held: resident.Session, said: Json) -> tuple[list[str], Run | None]:
             lines, run = [*lines, *more], then or run
         elif kind == "run":
             run = (str(effect.get("command", "")), str(effect.get("args", "")), effect.get("token"))
+        elif kind == "shell":
+            # The helper runs the step; this hook waits for its end (Gemini's hook timeout bounds it too).
+            error, output = held.shell_ended(effect.get("token"))
+            e = {"token": effect.get("token"), "error": error, "output": output[: protocol.MAX_TEXT]}
+            more, then = _carry(held, held.ask("RunEnded", {**e, "applied": False}))
+            lines, run = [*lines, *more], then or run
     return lines, run
 
 

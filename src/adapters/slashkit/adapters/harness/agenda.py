@@ -3,19 +3,24 @@ do on its own schedule.
 
 Every hook, tool and step moves `slashkit.core.session` by one event here. The host sends one query (one turn) at
 a time, so it carries out the effects in its own order: a timer (`After`) is due once the query in flight ended, and
-fires then; a run (`Run`) is the next query; the core's lines, notices and reports become the harness's events,
+fires then; a run (`Run`) is the next query, and so is a shell step (`Shell`), which the host runs itself; an approval
+(`Approve`) is kept in the person's state at once; the core's lines, notices and reports become the harness's events,
 kept until the `run` that iterates them yields them. Nothing here talks to a host.
 """
 
+import os
 from collections import deque
 from typing import Protocol
 
 from attrs import define, field, frozen
 
+from slashkit.adapters import approvals
 from slashkit.adapters.harness.events import ChainEnded, Event, Line, Notice, StepStarted
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
+from slashkit.core import texts
 from slashkit.core.chain import Step
+from slashkit.core.program import SHELL
 
 
 class SettingStore(Protocol):
@@ -127,6 +132,13 @@ class Agenda:
                 self._due.append((token, started, ms))
             case s.Run(command, args, token):
                 self._runs.append(Query(Step(command, args), token, started))
+            case s.Shell(text, token):
+                self._runs.append(Query(Step(SHELL, text), token, started))
+            case m.Approve(source, digest):
+                try:
+                    approvals.approve(os.environ, source, digest)
+                except OSError as err:
+                    self._loose.append(Line(texts.approval_failed_text(source, err.strerror or str(err))))
             case m.SaveEnabled(on):
                 self.store.set(s.ENABLED_KEY, on)
             case s.SaveBuiltin(on):

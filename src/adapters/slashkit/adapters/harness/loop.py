@@ -4,6 +4,8 @@ back to the core. A host says only how to send one query and how it ended (`Harn
 """
 
 import asyncio
+import os
+import threading
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Final, Generic, Self, TypedDict, TypeVar
@@ -14,6 +16,7 @@ from slashkit.adapters.harness.agenda import Agenda, Query, SettingStore, chain_
 from slashkit.adapters.harness.events import CommandStarted, Event, Output, StepEnd, StepEnded
 from slashkit.adapters.memory import DictStore
 from slashkit.adapters.saved_chains import load
+from slashkit.adapters.shell import run_shell, timeout_of
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core import texts
@@ -346,6 +349,9 @@ class Harness(Generic[M]):
 
     async def _step(self, query: Query) -> AsyncIterator[Event | M]:
         step, index = query.step, query.index
+        if step.is_shell:
+            yield await self._shell(query)
+            return
         if step.command == CHAIN_COMMAND:
             answer = self._chain_command(step.args)
             for event in self._answer(step, answer, index):
@@ -367,6 +373,18 @@ class Harness(Generic[M]):
         yield StepEnded(index, step, "failed" if self._reported_failed else ended.how, ended.output)
         for report in told(query.token, ended, step.name):
             self._agenda.move(report)
+
+    async def _shell(self, query: Query) -> StepEnded:
+        """Runs a shell step (the person's own shell line, never a query of the host's) on a thread, off the event
+        loop; cancelling the run (Ctrl-C) ends its process group. The core shows its output."""
+        stop = threading.Event()
+        cwd = str(self._project or Path.cwd())
+        try:
+            ended = await asyncio.to_thread(run_shell, query.step.args, cwd, os.environ, timeout_of(os.environ), stop)
+        finally:
+            stop.set()
+        self._agenda.move(s.RunEnded(query.token, ended.error, ended.output))
+        return StepEnded(query.index, query.step, "ran" if ended.error is None else "failed", ended.error or "")
 
     async def _alone(self, text: str, origin: str) -> AsyncIterator[Event | M]:
         self._agenda.move(m.PromptSubmitted(text, origin))
