@@ -79,3 +79,13 @@ def test_a_typed_until_is_decided_by_a_shell_steps_exit_status(tmp_path: Path) -
     assert [ran.last_user(i).split("\n")[0] for i in range(len(ran.requests))] == ["Say goodbye."]
     assert "until 2/10\n1/2: !sh -c" in ran.stderr
     assert ran.stderr.rstrip().endswith("ended: 2 succeeded, 1 failed, 0 skipped"), ran.stderr
+
+
+def test_an_unapproved_project_chain_holding_a_shell_step_runs_nothing(tmp_path: Path) -> None:
+    chains = tmp_path / "project" / ".slashkit" / "chains"
+    chains.mkdir(parents=True)
+    (chains / "ship.md").write_text("/bye && !touch shipped.txt\n")
+    ran = _run(tmp_path, "/ship", [text("Bye now")])
+    assert not (tmp_path / "project" / "shipped.txt").exists(), ran.stderr
+    assert "Say goodbye." not in ran.everything()
+    assert "/slash-chain allow ship" in ran.stderr + ran.stdout, ran.stderr

@@ -170,3 +170,14 @@ def test_a_typed_until_is_decided_by_a_shell_steps_exit_status(tmp_path: Path) -
     assert (pi.project / "runs").read_text() == "2\n", ran.lines
     assert ran.lines[-1] == "ended: 2 succeeded, 1 failed, 0 skipped", ran.lines
     assert _firsts(ran.asked()) == ["Fix the build: it"]
+
+
+def test_an_unapproved_project_chain_holding_a_shell_step_runs_nothing(tmp_path: Path) -> None:
+    pi = Pi(tmp_path)
+    with OpenAIServer([text("Fixed it.")]) as model:
+        pi.setup(model.url, TEMPLATES, {"ship": "/fix a && !touch shipped.txt\n"})
+        done = pi.run("/ship", SLASHKIT_PYTHON=sys.executable)
+        ran = Ran(done.returncode, done.stdout, done.stderr, model)
+    assert not (pi.project / "shipped.txt").exists()
+    assert ran.asked() == []
+    assert any("/slash-chain allow ship" in line for line in ran.lines), ran.lines

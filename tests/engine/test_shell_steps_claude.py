@@ -4,12 +4,15 @@ once approved, and nothing again once the file changed; a model's answer holding
 nothing; the person's `/tiny a && !touch made.txt` makes the file. As the person sees them (the plugin's lines) and
 as the disk shows them (the files a step made, or did not)."""
 
+import contextlib
 from pathlib import Path
 
 import pytest
 
+from slashkit.core.texts import CHAIN_COMMAND
 from tests.support.claude_cli import Isolation, RunResult, run_print, ui_log_texts, validated_plugin
 from tests.support.model_server import ModelServer, Turn, text
+from tests.support.tmux_claude import TMUX, TmuxClaude
 
 pytestmark = pytest.mark.engine
 
@@ -121,3 +124,31 @@ def test_a_project_chain_with_a_shell_step_runs_only_as_the_person_approved_it(
     assert handed == []
     assert "type /slash-chain allow ship" in changed.stdout, changed.describe()
     person.cleanup()
+
+
+@pytest.mark.skipif(not Path(TMUX).exists(), reason="tmux is not installed")
+def test_in_the_tui_a_typed_until_decided_by_exit_status_and_the_persons_touch(
+    plugin: Path, project: Path, tmp_path: Path
+) -> None:
+    """Typed in the interactive Claude Code: `until !sh flaky.sh; do /tiny again; done` runs /tiny twice, then the
+    person's `/tiny a && !touch made.txt` makes the file; the screens show each step's line and its end."""
+    iso = Isolation.create(tmp_path / "iso")
+    with contextlib.ExitStack() as stack:
+        stack.callback(iso.cleanup)
+        script: list[Turn] = [text("Tiny one."), text("Tiny two."), text("Tiny a.")]
+        model = stack.enter_context(ModelServer(script))
+        cli = stack.enter_context(
+            TmuxClaude(cwd=project, isolation=iso, model=model, plugin_dirs=[plugin], lifetime=180)
+        )
+        cli.send("until !sh flaky.sh; do /tiny again; done")
+        end = f"{CHAIN_COMMAND}: ended: 3 succeeded, 2 failed, 0 skipped"
+        screen = cli.wait_for(lambda s: end in s, timeout=90, what="the loop's end line")
+        assert f"{CHAIN_COMMAND}: !sh failed: it exited with status 1" in screen, cli.describe(screen)
+        assert (project / "runs").read_text() == "3\n"
+        cli.send("/tiny a && !touch made.txt")
+        done = cli.wait_for(
+            lambda s: f"{CHAIN_COMMAND}: all 2 command(s) ran" in s, timeout=90, what="the typed chain's end line"
+        )
+        assert (project / "made.txt").exists(), cli.describe(done)
+    asked = [r.last_user_text() for r in model.main_requests]
+    assert sum("Say something tiny: again" in a for a in asked) == 2, asked

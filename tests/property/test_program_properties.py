@@ -16,7 +16,7 @@ from slashkit.core.program import printed
 from tests.property.test_programs_bash import Scripts, programs
 
 PIECES = ["/a", "/b x", " ", ";", "\n", "&&", "||", "|", "while", "until", "for", "v", "in", "do", "done", "{", "}",
-          "break", "continue", "sleep", "5m", "#", "$v", "x"]  # fmt: skip
+          "break", "continue", "sleep", "5m", "#", "$v", "x", "!x", "!sh -c 'p && q'", "'"]  # fmt: skip
 
 
 @given(st.lists(st.sampled_from(PIECES), max_size=30).map(" ".join), st.booleans())
