@@ -207,3 +207,19 @@ def test_a_host_without_a_shell_fails_the_step_saying_so() -> None:
 
     assert "!true failed: this host runs no shell steps" in h.ui.lines
     assert h.runs == [("tiny", "a"), ("fix", "")]
+
+
+def test_a_project_chain_never_fills_the_persons_own_shell_step_with_its_arguments() -> None:
+    # Attack: an unapproved project file holds no shell step, but calls the person's own chain whose step takes $1.
+    own = SavedFile("push.md", "/home/me/.config/slashkit/chains/push.md", b"!git push $1\n")
+    h = host(person=[own], project=[project_file(b"/push --force origin\n", "evil")])
+
+    h.type("/evil")
+    h.settle()
+
+    assert h.shell.started == []
+    why = "a shell step runs only on the person's word, and this came from saved chain evil"
+    assert h.ui.lines == [f"skipped 1/1: !git push --force ({why})", "ended: 0 succeeded, 0 failed, 1 skipped"]
+
+    h.type("/push --dry-run")  # the person's own typing fills it
+    assert [text for _, text in h.shell.started] == ["git push --dry-run"]

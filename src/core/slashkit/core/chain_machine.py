@@ -600,12 +600,21 @@ def _file_of(step: Step, saved: Library) -> SavedChain | None:
     return None if step.by is None else saved.named(step.by)
 
 
-def _may_run(rule: Rule, step: Step, origin: str, trusted: frozenset[str], handed: bool = False) -> bool:
+def _may_run(
+    rule: Rule, step: Step, origin: str, trusted: frozenset[str], handed: bool = False, calls: tuple[str, ...] = ()
+) -> bool:
     """Tells whether a step of a program typed from `origin` may run: a slash command by the refusal rule; a shell
-    step only on the person's word (their typing, from their own files or approved ones; never after a `|`)."""
+    step only on the person's word: their typing, with every saved chain on the way to it (`calls`, the step's own
+    file last) one they trust, since a caller's arguments fill the step's `$1`; never after a `|`."""
     if step.is_shell:
-        return rule.typed_by_person(origin) and not handed and (step.by is None or step.by in trusted)
+        files = (*calls, *((step.by,) if step.by is not None else ()))
+        return rule.typed_by_person(origin) and not handed and all(name in trusted for name in files)
     return rule.may_run(step.command, _origin(step, origin), handed, step.args)
+
+
+def _untrusted_caller(r: Running, calls: tuple[str, ...]) -> str | None:
+    """The first saved chain on the way to a step that the person does not trust, if any."""
+    return next((name for name in calls if name not in r.trusted), None)
 
 
 def _is_step(r: Running | None, args: str) -> bool:
@@ -706,11 +715,13 @@ def _go_on(
                 return Transition(attrs.evolve(state, running=new), (*effects, *lines, timer))
             case Asked(step, number, handed, hands, where):
                 origin = _origin(step, r.origin)
-                if not _may_run(r.rule, step, r.origin, r.trusted, handed):
+                if not _may_run(r.rule, step, r.origin, r.trusted, handed, where.calls):
                     by_person = r.rule.typed_by_person(origin)
                     if step.is_shell:
-                        # Named by who started the program when that was not the person, else by the step's file.
-                        why = texts.shell_refused_why(origin if r.rule.typed_by_person(r.origin) else r.origin)
+                        # Named by who started the program when that was not the person, else by the file to blame.
+                        caller = _untrusted_caller(r, where.calls)
+                        blamed = origin if caller is None else origin_of(caller)
+                        why = texts.shell_refused_why(blamed if r.rule.typed_by_person(r.origin) else r.origin)
                     elif by_person:
                         why = texts.handed_refused_why(step)
                     else:
