@@ -435,19 +435,19 @@ def progress_text(index: int, total: int, step: Step, after: Step | None) -> str
     if after is None:
         return now
     op = "" if after.op == "&&" else f"{after.op} "
-    return f"{now} · next {op}/{shown(after.command)}"
+    return f"{now} · next {op}{shown(after.head)}"
 
 
 def loop_progress_text(kind: str, iteration: int, cap: int, step: Step, after: Step | None) -> str:
     """What the status area shows while a step of a loop runs: `until 3/10 · /fix · next /check`."""
     now = f"{kind} {iteration}/{cap} · {shown(step.name)}"
-    return now if after is None else f"{now} · next /{shown(after.command)}"
+    return now if after is None else f"{now} · next {shown(after.head)}"
 
 
 def napping_text(left: int, then: Step | None) -> str:
     """What the status area shows while a `sleep` waits: `sleep 4m left · then /check-ci`."""
     now = f"sleep {duration(left)} left"
-    return now if then is None else f"{now} · then /{shown(then.command)}"
+    return now if then is None else f"{now} · then {shown(then.head)}"
 
 
 def duration(seconds: int) -> str:

@@ -142,7 +142,7 @@ class _Connection:
     def _shell(self, bridge: Bridge, body: bytes) -> bool:
         """Answers once the shell step named by the body's token ended: `{"error": why or null, "output": text}`."""
         match protocol.load_json(body):
-            case Success({"token": int(token)}) if token > 0:
+            case Success({"token": int(token)} as given) if type(token) is int and token > 0 and len(given) == 1:
                 pass
             case _:
                 return self._send(400, 'a shell request is {"token": N}, N a shell effect\'s token')
