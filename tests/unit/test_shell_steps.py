@@ -223,3 +223,15 @@ def test_a_project_chain_never_fills_the_persons_own_shell_step_with_its_argumen
 
     h.type("/push --dry-run")  # the person's own typing fills it
     assert [text for _, text in h.shell.started] == ["git push --dry-run"]
+
+
+def test_a_step_the_runner_ended_at_its_timeout_fails_and_the_program_goes_on_by_its_operators() -> None:
+    h = host()
+
+    h.type("/tiny a && !npm test || /fix")
+    h.shell.finish("it ran past its timeout of 10m and was ended", "[slash-chain: only the last 200 lines ...]\nok 1")
+    h.settle()
+
+    assert h.runs == [("tiny", "a"), ("fix", "")]
+    assert "!npm failed: it ran past its timeout of 10m and was ended" in h.ui.lines
+    assert "ok 1" in "\n".join(h.ui.lines)
