@@ -359,3 +359,14 @@ def test_an_interpreter_path_that_is_not_utf8_is_one_line_and_nothing_half_writt
         f"{str(python)!r}\n"
     )
     assert not (tmp_path / written).exists()
+
+
+def test_play_runs_no_shell_a_shell_step_ends_well_unless_fail_names_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    made = tmp_path / "made"
+    assert main(["play", f"/a && !touch {made} && /b"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["1/3: /a", f"2/3: !touch {made}", "3/3: /b", "all 3 command(s) ran"]
+    assert not made.exists()
+    assert main(["play", "/a && !npm test && /b", "--fail", "!npm"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "stopped after !npm: --fail said so; not run: /b"

@@ -199,7 +199,8 @@ def _parser() -> argparse.ArgumentParser:
         "play",
         help="play a chain through the in-memory host (no Claude Code needed)",
         description="Plays a chain through slashkit's in-memory host and prints the lines a person would see. "
-        "Every command named in the chain runs and returns at once, unless --prompt or --fail says otherwise.",
+        "Every command named in the chain runs and returns at once, unless --prompt or --fail says otherwise; "
+        "a shell step (!cmd) runs nothing and ends well, unless --fail !cmd names its first word.",
         epilog='example: slashkit play "/review x && /test || /rollback" --prompt review --fail test',
     )
     play.add_argument("chain", help='the commands, as typed: "/a x && /b y"')
@@ -210,7 +211,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="treat /NAME as a command that hands the model a prompt whose turn ends with an answer",
     )
-    play.add_argument("--fail", action="append", default=[], metavar="NAME", help="treat /NAME as a command that fails")
+    play.add_argument(
+        "--fail",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="treat /NAME (or a shell step !NAME) as a command that fails",
+    )
 
     code = _command(
         commands,
@@ -486,6 +493,12 @@ def _play(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     session.type(args.chain)
     while session.session.chains.running is not None:
         before = len(session.ui.lines)
+        if session.shell.running:
+            # A rehearsal runs no shell: a shell step ends well, unless `--fail !word` names its first word.
+            _, text = session.shell.started[-1]
+            session.shell.finish("--fail said so" if f"!{text.split()[0]}" in args.fail else None)
+            session.settle()
+            continue
         session.end_turn("answer")
         if len(session.ui.lines) == before:
             break

@@ -208,6 +208,11 @@ class ScriptedShell:
             del self._running[token]
             self.stopped.append(token)
 
+    @property
+    def running(self) -> list[int]:
+        """The tokens of the steps started and not yet ended, oldest first."""
+        return list(self._running)
+
     def finish(self, error: str | None = None, output: str = "") -> None:
         """Ends the oldest running step: `error` None as an exit of 0."""
         token = next(iter(self._running))

@@ -246,7 +246,8 @@ class Harness(Generic[M]):
         chained = program or (bool(command) and (holds_chain(args) or calls))
         alone = bool(command) and not chained
         if alone and not self._rule.knowing(*listed).may_run(command, origin, args=args):
-            for event in self._answer(Step(command, args), texts.refused_text(Step(command, args), origin)):
+            refused = texts.refused_text(Step(command, args), origin)
+            for event in self._answer(Step(command, args), refused, ran=False):
                 yield event
             return
         if command == CHAIN_COMMAND:
@@ -270,8 +271,9 @@ class Harness(Generic[M]):
                 first = Query(Step(command, head), token, started_by(moved))
             case m.CommandAnswer(answer):
                 # The typed command itself is not to run (the refusal rule), or a saved chain or a program started:
-                # the chain goes on from a timer.
-                for event in self._answer(step, answer):
+                # the chain goes on from a timer. Nothing started (a line that does not read, a file to approve
+                # first, a command refused): the typed text failed, and says why.
+                for event in self._answer(step, answer, ran=chain_of(moved) is not None):
                     yield event
             case _:
                 # Not a chain to run (slash chains are off, or the text is a prompt): it runs as typed.
@@ -420,5 +422,10 @@ class Harness(Generic[M]):
         yield StepEnded(0, step, ended.how, ended.output)
         self._agenda.move(run_ended(query.token, ended.how, ended.output))
 
-    def _answer(self, step: Step, text: str, index: int = 0) -> list[Event | M]:
-        return [Output(index, text), StepEnded(index, step, "ran", text), *self._agenda.flush(None)]
+    def _answer(self, step: Step, text: str, index: int = 0, ran: bool = True) -> list[Event | M]:
+        """The typed text answered without a query: `ran`, or it failed (`text` says why)."""
+        return [
+            Output(index, text),
+            StepEnded(index, step, "ran" if ran else "failed", text),
+            *self._agenda.flush(None),
+        ]
