@@ -235,3 +235,15 @@ def test_a_step_the_runner_ended_at_its_timeout_fails_and_the_program_goes_on_by
     assert h.runs == [("tiny", "a"), ("fix", "")]
     assert "!npm failed: it ran past its timeout of 10m and was ended" in h.ui.lines
     assert "ok 1" in "\n".join(h.ui.lines)
+
+
+def test_the_persons_next_prompt_ends_the_running_shell_step() -> None:
+    h = host()
+
+    h.type("/tiny a && !sleep 600 && /fix")
+    h.settle()
+    [(token, _)] = h.shell.started
+    h.type("never mind, do something else")
+
+    assert h.shell.stopped == [token]
+    assert h.ui.lines[-1] == "cancelled; not run: /fix"
