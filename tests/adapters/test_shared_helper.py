@@ -263,11 +263,14 @@ def test_it_leaves_once_its_sessions_hosts_are_gone_and_it_was_idle(env: dict[st
 
 
 def test_sigterm_ends_it_and_the_next_start_starts_another(env: dict[str, str]) -> None:
-    path = start(env)
-    (helper,) = helpers(env)
-    os.kill(helper, signal.SIGTERM)
-    assert gone(helper)
-    assert not Path(path).exists()
+    # A SIGTERM right after READY, before the helper's handler was in place, once left its socket behind (5 of 30
+    # tries): each round here sends it at once.
+    for _ in range(10):
+        path = start(env)
+        (helper,) = helpers(env)
+        os.kill(helper, signal.SIGTERM)
+        assert gone(helper)
+        assert not Path(path).exists()
     assert start(env) == path
     assert len(helpers(env)) == 1
 

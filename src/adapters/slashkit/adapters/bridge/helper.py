@@ -155,15 +155,18 @@ def shared() -> None:
         listener.bind(path)
         listener.listen(128)
     # Only this thread runs, so the fork copies no lock held by another; the helper leaves the host's session and
-    # its terminal, and writes what goes wrong to a log beside its socket.
+    # its terminal, and writes what goes wrong to a log beside its socket. SIGTERM waits, blocked, until the
+    # helper's handler is in place: one sent just after READY would otherwise end it with its socket left behind.
+    inode = os.stat(path).st_ino
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     if os.fork():
         print(f"{READY} {path}", flush=True)
         os._exit(0)
-    os.setsid()
-    _detach(os.path.join(directory, f"helper-{__version__}.log"))
-    inode = os.stat(path).st_ino
     signal.signal(signal.SIGTERM, lambda *_: leave_shared(path, inode, locked))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    os.setsid()
+    _detach(os.path.join(directory, f"helper-{__version__}.log"))
     gc.disable()
     from slashkit.adapters.bridge.server import serve_shared
 
