@@ -19,7 +19,6 @@ from tests.support.claude_cli import (
     run_streaming,
     ui_log_seen,
     ui_log_texts,
-    validated_plugin,
 )
 from tests.support.model_server import ModelServer, Turn, text, tool_use
 from tests.support.tmux_claude import TMUX, TmuxClaude
@@ -28,11 +27,6 @@ pytestmark = pytest.mark.engine
 interactive = pytest.mark.skipif(not Path(TMUX).exists(), reason="tmux is not installed")
 
 FAIL = tool_use("mcp__slash-chain__fail", {"reason": "the build is still red"})
-
-
-@pytest.fixture(scope="module")
-def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return validated_plugin("slash-chain", tmp_path_factory.mktemp("marketplace"))
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from slashkit.core.texts import CHAIN_COMMAND
-from tests.support.claude_cli import Isolation, RunResult, run_print, ui_log_texts, validated_plugin
+from tests.support.claude_cli import Isolation, RunResult, run_print, ui_log_texts
 from tests.support.model_server import ModelServer, Turn, text
 from tests.support.tmux_claude import TMUX, TmuxClaude
 
@@ -18,11 +18,6 @@ pytestmark = pytest.mark.engine
 
 #: Fails its first two runs, then passes: it counts its runs in a file beside it.
 FLAKY = 'n=$(cat runs 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > runs; echo "run $n"; [ "$n" -ge 3 ]\n'
-
-
-@pytest.fixture(scope="module")
-def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return validated_plugin("slash-chain", tmp_path_factory.mktemp("marketplace"))
 
 
 @pytest.fixture

@@ -24,7 +24,6 @@ from tests.support.claude_cli import (
     isolated_env,
     run_print,
     ui_log_texts,
-    validated_plugin,
 )
 from tests.support.model_server import ModelServer, Turn, http_error, text, tool_use
 
@@ -37,11 +36,6 @@ NOTE = (
 )
 REVIEW_BODY = "Review the change named here: $ARGUMENTS"
 ENDS = re.compile(r"^(all \d+ command\(s\) ran|stopped after|cancelled|unavailable|ended: )")
-
-
-@pytest.fixture(scope="module")
-def plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return validated_plugin("slash-chain", tmp_path_factory.mktemp("marketplace"))
 
 
 @pytest.fixture

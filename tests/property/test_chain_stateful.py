@@ -322,7 +322,10 @@ class SeedModel:
         if word == "stop":
             return self.cancel()
         if word != "":
-            return "expects nothing (the status), stop, on, off, list, allow NAME, builtin on or builtin off"
+            return (
+                "expects nothing (the status), stop, on, off, list, allow NAME, resume, forget, builtin on or "
+                "builtin off"
+            )
         return self.seed_status()
 
     def seed_status(self) -> str:

@@ -310,7 +310,9 @@ class TestThePersonsSwitch:
 
         h.type(f"/slash-chain {args}")
 
-        assert h.answers == ["expects nothing (the status), stop, on, off, list, allow NAME, builtin on or builtin off"]
+        assert h.answers == [
+            "expects nothing (the status), stop, on, off, list, allow NAME, resume, forget, builtin on or builtin off"
+        ]
         assert h.store.data == {}
 
 

@@ -175,7 +175,7 @@ const SHARED_KEY = 'sharedHelper'
 async function shared($: EngineInterface): Promise<Shared | null> {
   // Read at once, not one after another: each `$` call is a hop from the hooks' worker, and a session's start waits
   // for them (measured on 2.1.328: the seven variables read in turn added ~60 ms to session.start under load).
-  const [mode, runtime, kept, hookEnv, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout] = await Promise.all([
+  const [mode, runtime, kept, hookEnv, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout, resume] = await Promise.all([
     $.env.get('SLASHKIT_HELPER'),
     $.env.get('XDG_RUNTIME_DIR'),
     $.store.get(SHARED_KEY),
@@ -191,6 +191,7 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     $.env.get('XDG_CONFIG_HOME'),
     $.env.get('XDG_STATE_HOME'),
     $.env.get('SLASHKIT_SHELL_TIMEOUT'),
+    $.env.get('SLASHKIT_RESUME_HOURS'),
   ])
   if (mode === 'session') return null
   // Every variable a session brings (wire.ts, from slashkit.adapters.bridge.sessions), and no other: tsc says so.
@@ -204,6 +205,9 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     XDG_CONFIG_HOME: config,
     XDG_STATE_HOME: state,
     SLASHKIT_SHELL_TIMEOUT: timeout,
+    SLASHKIT_RESUME_HOURS: resume,
+    // The same id on `--continue` and `--resume` (measured on 2.1.328): the journal's key to this session's runs.
+    CLAUDE_CODE_SESSION_ID: hookEnv.CLAUDE_CODE_SESSION_ID,
   }
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = value

@@ -9,12 +9,12 @@ export const SHELL_WAIT_MS = 86470000.0
 export const SHARED_OPTION = "--shared"
 export const SHARED_SOCKET = "helper-0.1.0.sock"
 export const MODE_VARIABLE = "SLASHKIT_HELPER"
-export const SESSION_VARIABLES = ["HOME", "LICH_PROMPT_LANG", "LICH_SESSION_ID", "SLASHKIT_ALLOW", "SLASHKIT_HARNESS", "SLASHKIT_PROJECT", "SLASHKIT_SHELL_TIMEOUT", "XDG_CONFIG_HOME", "XDG_STATE_HOME"]
+export const SESSION_VARIABLES = ["CLAUDE_CODE_SESSION_ID", "HOME", "LICH_PROMPT_LANG", "LICH_SESSION_ID", "SLASHKIT_ALLOW", "SLASHKIT_HARNESS", "SLASHKIT_PROJECT", "SLASHKIT_RESUME_HOURS", "SLASHKIT_SHELL_TIMEOUT", "XDG_CONFIG_HOME", "XDG_STATE_HOME"]
 export const STEP_OUTPUT = "StepOutput"
 export const MAX_TEXT = 65536
 export const MAX_BODY = 1048576
 export const MAX_FORECAST_DEPTH = 64
 export const PROGRAM_START = "^\\s*(?:while|until|for|\\{)(?=\\s|;|$)"
-export const EVENTS = ["BuiltinAsked", "ChainCommandTyped", "ChainTyped", "ControlAnswered", "FailCalled", "LineTyped", "PaneClosed", "PaneOpened", "PromptHanded", "PromptSubmitted", "RunEnded", "SavedAsked", "SessionStarted", "SkillAnswered", "TimerFired", "ToolDescribed", "TurnEnded", "WhoamiAnswered"] as const
+export const EVENTS = ["BuiltinAsked", "ChainCommandTyped", "ChainTyped", "Continued", "ControlAnswered", "FailCalled", "LineTyped", "PaneClosed", "PaneOpened", "PromptHanded", "PromptSubmitted", "RunEnded", "SavedAsked", "SessionStarted", "SkillAnswered", "TimerFired", "ToolDescribed", "TurnEnded", "WhoamiAnswered"] as const
 export const EFFECT_KINDS = ["after", "invalidate", "log", "progress", "run", "save.builtin", "save.enabled", "shell", "toast"] as const
 export const REPLY_KINDS = ["command.answer", "control", "deny", "description", "prompt", "run.typed", "saved", "skill", "tool.answer", "whoami"] as const

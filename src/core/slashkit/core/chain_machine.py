@@ -134,15 +134,41 @@ class Running:
 
 
 @frozen
+class Cut:
+    """A running program as a journal keeps it (`cut_of`): its interpreter state before the running step ended, that
+    step (its number of the program's `total`, and the program's commands as written), who typed it, whether the
+    seed's lines apply, its tally, and the saved chains whose shell steps it may run. `key` is the journal's name for
+    it, which the host gives when it hands a cut-off run back (`Continued`)."""
+
+    run: Run
+    step: Step
+    number: int
+    total: int
+    steps: tuple[Step, ...]
+    origin: str
+    mixed: bool
+    tally: Tally
+    trusted: frozenset[str] = frozenset()
+    key: str = ""
+
+
+def cut_of(r: Running) -> Cut:
+    """The running program as a journal keeps it: resumed, it runs its running step again, then the rest."""
+    return Cut(r.run, r.step, r.number, r.total, r.steps, r.origin, r.mixed, r.tally, r.trusted)
+
+
+@frozen
 class ChainState:
     """What the machine remembers: the running chain, if any, and how many chains have started; and two facts of
     the session: the name the host gives the model for the fail tool, which the fail note names (Claude Code's
-    unless the host says), and the rule of who may run what there (`slashkit.core.policy`)."""
+    unless the host says), and the rule of who may run what there (`slashkit.core.policy`). `cut` is a program a
+    previous run of this session left cut off (a crash, a closed terminal), which only the person resumes."""
 
     running: Running | None = None
     started: int = 0
     fail_tool: str = texts.FAIL_TOOL_ID
     rule: Rule = DEFAULT_RULE
+    cut: Cut | None = None
 
 
 # Events: what the host reports
@@ -255,6 +281,14 @@ class FailCalled:
 
 
 @frozen
+class Continued:
+    """The host continued a session (Claude Code's `--continue`, `--resume`), and its journal holds the program this
+    session's previous run left cut off, if any (`cut`), no older than the person allows."""
+
+    cut: Cut | None = None
+
+
+@frozen
 class ChainCommandTyped:
     """`/slash-chain` was run with these arguments; `enabled` is the stored setting, read just now; `origin` says
     who ran it, as `ChainTyped`'s does (None: the host names none, and only the person reaches its command);
@@ -280,6 +314,7 @@ Event = (
     | PromptSubmitted
     | FailCalled
     | ChainCommandTyped
+    | Continued
 )
 
 # Effects: what the host is to do
@@ -443,6 +478,8 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return _fail_called(state, reason, agent)
         case ChainCommandTyped():
             return _chain_command(state, event)
+        case Continued(cut) if cut is not None and r is None:
+            return Transition(attrs.evolve(state, cut=cut), (Log(texts.cut_off_text(cut.number, cut.total, cut.step)),))
         case _:
             return Transition(state)
 
@@ -836,6 +873,24 @@ def progress(r: Running) -> str:
     return texts.loop_progress_text(mark.kind, mark.iteration, mark.cap, r.step, after)
 
 
+def _resume(state: ChainState) -> Transition:
+    """`/slash-chain resume`, the person's alone: the program cut off runs its interrupted step again, then the rest,
+    with its loop counters and saved-chain calls as they were (its interpreter state), under the session's rule."""
+    cut = state.cut
+    if cut is None:
+        return Transition(state, reply=CommandAnswer(texts.NOTHING_CUT_OFF))
+    effects: tuple[Effect, ...] = ()
+    if state.running is not None:
+        cancelled = _cancel(state, state.running)
+        state, effects = cancelled.state, cancelled.effects
+    before = Running(state.started + 1, 0, cut.total, cut.step, cut.run, cut.steps, cut.number)
+    before = attrs.evolve(before, origin=cut.origin, mixed=cut.mixed, rule=state.rule, trusted=cut.trusted)
+    state = attrs.evolve(state, started=before.chain, cut=None)
+    line = Log(texts.resumed_text(cut.number, cut.total, cut.step))
+    moved = _go_on(state, before, cut.run, cut.tally, (*effects, line))
+    return attrs.evolve(moved, reply=CommandAnswer(texts.resumed_text(cut.number, cut.total, cut.step)))
+
+
 def _allow(state: ChainState, names: tuple[str, ...], saved: Library) -> Transition:
     """`/slash-chain allow NAME`, the person's alone (the rule refused anyone else's): records the saved chain's file
     and content as approved, so its shell steps run until the file changes."""
@@ -873,6 +928,14 @@ def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
         return Transition(state, reply=CommandAnswer(typed.saved.listing(typed.commands, state.rule.builtins)))
     if chain_words(args)[:1] == (texts.ALLOW_WORD,):
         return _allow(state, chain_words(args)[1:], typed.saved)
+    if word == texts.RESUME_WORD:
+        return _resume(state)
+    if word == texts.FORGET_WORD:
+        if state.cut is None:
+            return Transition(state, reply=CommandAnswer(texts.NOTHING_CUT_OFF))
+        cut = state.cut
+        answer = CommandAnswer(texts.forgot_text(cut.number, cut.total, cut.step))
+        return Transition(attrs.evolve(state, cut=None), reply=answer)
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
     if r is not None and (r.napping is not None or r.where.loops):

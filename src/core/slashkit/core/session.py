@@ -158,6 +158,7 @@ Event = (
     | m.PaneClosed
     | m.TurnEnded
     | m.PromptSubmitted
+    | m.Continued
     | TimerFired
     | RunEnded
     | SessionStarted

@@ -14,8 +14,10 @@ from slashkit.core.js_text import JS_WHITESPACE
 #: The command this library adds to the engine, and the plugin that owns the fail tool.
 CHAIN_COMMAND: Final = "slash-chain"
 CHAIN_COMMAND_DESCRIPTION: Final = "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
-CHAIN_COMMAND_HINT: Final = "[stop | on | off | list | allow NAME | builtin on | builtin off]"
-USAGE: Final = "expects nothing (the status), stop, on, off, list, allow NAME, builtin on or builtin off"
+CHAIN_COMMAND_HINT: Final = "[stop | on | off | list | allow NAME | resume | forget | builtin on | builtin off]"
+USAGE: Final = (
+    "expects nothing (the status), stop, on, off, list, allow NAME, resume, forget, builtin on or builtin off"
+)
 NO_CHAIN_RUNS: Final = "no chain runs"
 ON_TEXT: Final = "on: /a && /b runs /b once /a ended well"
 OFF_TEXT: Final = "off: the engine runs the first command alone, as it does without the mod"
@@ -230,6 +232,30 @@ HANDED_REFUSED_WHY: Final = "only the person may give /{command} its arguments, 
 SHELL_REFUSED_WHY: Final = "a shell step runs only on the person's word, and this came from {origin}"
 #: The word of `/slash-chain allow NAME`, which approves a project's saved chain's shell steps.
 ALLOW_WORD: Final = "allow"
+#: The words of `/slash-chain resume` and `/slash-chain forget`: the program a session's previous run left cut off.
+RESUME_WORD: Final = "resume"
+FORGET_WORD: Final = "forget"
+NOTHING_CUT_OFF: Final = "no chain was cut off in this session: nothing to resume"
+
+
+def cut_off_text(number: int, total: int, step: Step) -> str:
+    """The line when a continued session's previous run left a program cut off."""
+    return (
+        f"the chain stopped at {number}/{total} {one_line(step.name)} when the session ended; "
+        f"/{CHAIN_COMMAND} {RESUME_WORD} runs the rest, /{CHAIN_COMMAND} {FORGET_WORD} forgets it"
+    )
+
+
+def resumed_text(number: int, total: int, step: Step) -> str:
+    """The line when the person resumes it: the interrupted step runs again."""
+    return f"resumed: {number}/{total} {one_line(step.name)} was interrupted and runs again, then the rest"
+
+
+def forgot_text(number: int, total: int, step: Step) -> str:
+    """The answer to `/slash-chain forget`."""
+    return f"forgot the chain cut off at {number}/{total} {one_line(step.name)}"
+
+
 #: Why a shell step failed on a host that runs none.
 NO_SHELL_WHY: Final = "this host runs no shell steps"
 #: The longest output one command hands the next through `|`; past it the text is cut and says so.

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import attrs
 
-from slashkit.adapters import approvals
+from slashkit.adapters import approvals, journal
 from slashkit.adapters.bridge import protocol as p
 from slashkit.adapters.shell import GRACE_S, ShellEnded, ShellSteps, timeout_of
 from slashkit.core import chain_machine as m
@@ -69,7 +69,8 @@ class Bridge:
         session's lich variables say whether self-commands may start. `saved` reads the saved chains, with each event
         that carries them (`SAVED_EVENTS`): the shim never sends them. The session's shell steps run in `cwd` (None:
         the helper's own working directory) with the helper's environment, the person's; the session's `env` holds
-        their timeout and where their approvals are kept."""
+        their timeout and where their approvals are kept. Its programs are journaled in the person's state, keyed
+        by the host, the session the host names (`journal.SESSION_VARIABLE`) and `cwd`."""
         harness = bool(env.get(HARNESS_VARIABLE))
         rule = rule_for(HOSTS[host], env.get(ALLOW_VARIABLE), harness, env.get(LOOP_CAP_VARIABLE))
         lich = (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"))
@@ -82,6 +83,8 @@ class Bridge:
         self._env = env
         self._timeout_s = timeout_of(env)
         self.shells = ShellSteps(lambda: cwd or os.getcwd(), os.environ, self._timeout_s)
+        where = (host, env.get(journal.SESSION_VARIABLE) or "", cwd or os.getcwd())
+        self._journal = journal.SessionJournal(journal.default(env), where, journal.resume_within_s(env))
 
     @property
     def version(self) -> int:
@@ -158,8 +161,16 @@ class Bridge:
 
         if isinstance(event, SAVED_EVENTS):
             event = attrs.evolve(event, saved=self._saved())
+        failed: list[str] = []
+        if isinstance(event, m.Continued):
+            cut, failed = self._journal.offered()
+            event = attrs.evolve(event, cut=cut)
+        before = self.state.chains
         moved = foreseen(s.on_event(self.state, event), held)
         effects = () if self._carried_out(event, version - 1) else moved.effects
+        # Journaled whether or not the host carried the move out from a forecast: the journal is the helper's.
+        failed += self._journal.moved(before, moved)
+        effects = (*effects, *map(m.Log, failed))
         self.state = moved.session
         # A forecast is for a timer or run the session still waits on, or for none worth keeping.
         self._foreseen = {token: at for token, at in self._foreseen.items() if token in self.state.pending}

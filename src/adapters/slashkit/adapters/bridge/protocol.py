@@ -153,6 +153,7 @@ def converter() -> "Converter":
         # A value the model chose (a fail reason) comes as it is, of any type.
         made.register_structure_hook_func(lambda kind: kind is object, lambda value, _: value)
         made.register_structure_hook(Library, _not_sent)
+        made.register_structure_hook(m.Cut, _not_sent)
         made.register_structure_hook_factory(
             lambda kind: kind in EVENTS.values(),
             lambda kind: make_dict_structure_fn(kind, made, _cattrs_forbid_extra_keys=True),
@@ -170,9 +171,10 @@ def _exactly(kind: type[Any]) -> Any:
     return structure
 
 
-def _not_sent(value: Any, _: type[Any]) -> Any:
-    """The saved chains are read by the helper from disk, never taken from the wire."""
-    raise ValueError("the saved chains are the helper's to read, not the host's to send")
+def _not_sent(value: Any, kind: type[Any]) -> Any:
+    """The saved chains and a cut-off program are read by the helper from disk, never taken from the wire."""
+    what = "the saved chains are" if kind is Library else "a cut-off program is"
+    raise ValueError(f"{what} the helper's to read, not the host's to send")
 
 
 def _array_only(kind: Any, made: "Converter") -> Any:

@@ -19,6 +19,7 @@ from typing import Final
 import attrs
 from returns.result import Failure, Result, Success
 
+from slashkit.adapters import journal
 from slashkit.adapters.bridge import protocol
 from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE, HARNESS_VARIABLE, Bridge
 from slashkit.adapters.bridge.helper import options
@@ -27,7 +28,8 @@ from slashkit.adapters.shell import TIMEOUT_VARIABLE
 
 #: The variables a session brings, and all it may bring: what the core reads (the allowlist's widening, the
 #: harness's mark, lich's), what finds the saved chains (the project, the person's folders) and the approvals of
-#: them (the person's state), and the shell steps' timeout.
+#: them (the person's state), the shell steps' timeout, and what keys and bounds the journal of running programs (the
+#: host's session id, the hours a cut-off run is offered).
 SESSION_VARIABLES: Final = frozenset(
     {
         ALLOW_VARIABLE,
@@ -38,6 +40,8 @@ SESSION_VARIABLES: Final = frozenset(
         "XDG_CONFIG_HOME",
         "XDG_STATE_HOME",
         TIMEOUT_VARIABLE,
+        journal.SESSION_VARIABLE,
+        journal.RESUME_VARIABLE,
         "HOME",
     }
 )

@@ -40,6 +40,9 @@ import { SEPARATOR } from './host.js'
  */
 const saved = new Set<string>()
 
+/** Whether the engine continued this session (`--continue`, `--resume`), as its SessionStart said. */
+let resumed = false
+
 /**
  * The engine's command list as the refusal rule reads it: every name, and the built-ins among them; less the saved
  * chains this plugin registered, which are the core's to run (a name in the list is the engine's own).
@@ -143,8 +146,20 @@ export const register: Register = on => {
     // environment still to be made (the first session after an install) is left to the first chain to make, as
     // before: making it here would hold every start without the package index, and a chain typed meanwhile would
     // wait on it outside a `$` call, past its hook's 10 s (measured on 2.1.328: `next() after it settled`).
-    if (await startable($)) await offerSaved($)
+    if (await startable($)) {
+      await offerSaved($)
+      // The program this session's previous process left cut off: a line says what, and only the person's
+      // `/slash-chain resume` runs it. Asked here, not in SessionStart, whose `$` knows no session id yet.
+      if (resumed) await ask(host($), 'Continued', {})
+    }
     return started
+  })
+
+  // A continued session (`--continue`, `--resume`): the engine's SessionStart says `resume`, before `session.start`
+  // and with the same session id (measured on 2.1.328), which `session.start` then tells the helper.
+  on('classic.SessionStart', async (_, e, next) => {
+    resumed = e.source === 'resume'
+    return next(e)
   })
 
   // A plugin's tool waits behind ToolSearch by default; these are listed, so the model can call them at once.
@@ -180,6 +195,8 @@ export const register: Register = on => {
     const [setting, { commands }] = await Promise.all([enabled($), listed($)])
     // The commands let `/slash-chain list` tell which saved chains the engine's own commands shadow.
     const reply = (await ask(host($), 'ChainCommandTyped', { args: e.args, enabled: setting, commands }))?.reply
+    // `resume` starts a program from a timer: under way before the command ends, or `claude -p` exits first.
+    await drain()
     return { text: reply?.kind === 'command.answer' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
   })
 

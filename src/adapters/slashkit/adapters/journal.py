@@ -1,0 +1,299 @@
+"""The journal of running programs (issue 35): after each step a program starts, its state is written to SQLite
+(`$XDG_STATE_HOME/slashkit/runs.sqlite3`, or `~/.local/state/slashkit/` when that is unset), keyed by host, session and
+project, so a run cut off by a crash or a closed terminal can be resumed when the person asks, and never by itself.
+
+The standard library's sqlite3, in WAL mode with a busy timeout, so sessions that journal at once wait for each other
+rather than fail. The schema is versioned (`PRAGMA user_version`) and migrated forward on open. Finished runs are
+kept KEEP_DAYS days and at most KEEP_RUNS rows, then pruned. A database that is corrupt, locked past the timeout or
+cannot be written is one `JournalError` the caller turns into one line, and the program runs on in memory.
+"""
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from attrs import frozen
+
+from slashkit.core.chain_machine import ChainEnded, ChainState, Cut, cut_of
+from slashkit.core.ports import Environment
+from slashkit.core.session import Moved, StepStarted
+
+if TYPE_CHECKING:
+    import sqlite3
+
+#: The file's name in the person's state folder.
+FILE: Final = "runs.sqlite3"
+#: How long a write waits for another session's, in seconds.
+BUSY_S: Final = 5.0
+#: Finished runs kept: this many days, and at most this many rows.
+KEEP_DAYS: Final = 7
+KEEP_RUNS: Final = 1000
+#: The largest state written (a program is at most 256 KiB of text; its statuses at most 1000).
+MAX_STATE: Final = 4 << 20
+
+#: The schema's migrations, in order: the Nth brings the database from version N to N + 1.
+MIGRATIONS: Final[tuple[str, ...]] = (
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        session TEXT NOT NULL,
+        project TEXT NOT NULL,
+        state TEXT,
+        started REAL NOT NULL,
+        updated REAL NOT NULL,
+        finished REAL
+    );
+    CREATE INDEX runs_by_session ON runs (host, session, project, finished);
+    CREATE INDEX runs_by_project ON runs (project, finished);
+    """,
+)
+
+
+class JournalError(Exception):
+    """The journal cannot be read or written (corrupt, locked too long, no room, no permission)."""
+
+
+@frozen
+class Entry:
+    """One run as the journal holds it: its id, where it ran, its state (None once finished) and when it was last
+    written (seconds since the epoch)."""
+
+    id: str
+    host: str
+    session: str
+    project: str
+    state: object
+    updated: float
+
+
+def path_of(env: Environment) -> Path:
+    """`$XDG_STATE_HOME/slashkit/runs.sqlite3`, or under `~/.local/state` when it is unset."""
+    state = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME") or Path.home(), ".local", "state"))
+    return Path(state, "slashkit", FILE)
+
+
+class Journal:
+    """The journal at one path; each call opens, does its part in one transaction, and closes, so a helper that
+    serves many sessions holds no connection between events."""
+
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self._clock = clock
+
+    def write(self, run_id: str, where: tuple[str, str, str], state: object) -> None:
+        """Writes a running program's state (JSON's types) under its id; `where` is (host, session, project)."""
+        text = json.dumps(state, separators=(",", ":"))
+        if len(text) > MAX_STATE:
+            raise JournalError(f"the run's state is {len(text):,} bytes, over {MAX_STATE:,}")
+        now = self._clock()
+        host, session, project = where
+        with self._connected() as db:
+            db.execute(
+                "INSERT INTO runs (id, host, session, project, state, started, updated) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated = excluded.updated, finished = NULL",
+                (run_id, host, session, project, text, now, now),
+            )
+
+    def finish(self, run_id: str) -> None:
+        """Marks a run finished (ended, stopped or forgotten): it is never offered again, and pruned in time."""
+        now = self._clock()
+        with self._connected() as db:
+            db.execute("UPDATE runs SET state = NULL, finished = ?, updated = ? WHERE id = ?", (now, now, run_id))
+            self._prune(db, now)
+
+    def cut_off(self, where: tuple[str, str, str], within_s: float) -> Entry | None:
+        """The newest run of this host, session and project that did not finish, written within `within_s`."""
+        host, session, project = where
+        since = self._clock() - within_s
+        with self._connected() as db:
+            row = db.execute(
+                "SELECT id, host, session, project, state, updated FROM runs WHERE host = ? AND session = ? AND"
+                " project = ? AND finished IS NULL AND updated >= ? ORDER BY updated DESC LIMIT 1",
+                (host, session, project, since),
+            ).fetchone()
+        return None if row is None else _entry(row)
+
+    def in_project(self, project: str, within_s: float) -> list[Entry]:
+        """The runs of a project that did not finish, newest first (another session may list them, never run them)."""
+        since = self._clock() - within_s
+        with self._connected() as db:
+            rows = db.execute(
+                "SELECT id, host, session, project, state, updated FROM runs WHERE project = ? AND finished IS NULL"
+                " AND updated >= ? ORDER BY updated DESC LIMIT 20",
+                (project, since),
+            ).fetchall()
+        return [_entry(row) for row in rows]
+
+    def _connected(self) -> "_Connection":
+        return _Connection(self.path)
+
+    def _prune(self, db: "sqlite3.Connection", now: float) -> None:
+        db.execute("DELETE FROM runs WHERE finished IS NOT NULL AND finished < ?", (now - KEEP_DAYS * 86400,))
+        db.execute(
+            "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE finished IS NOT NULL"
+            " ORDER BY finished DESC LIMIT -1 OFFSET ?)",
+            (KEEP_RUNS,),
+        )
+
+
+def _entry(row: tuple[str, str, str, str, str | None, float]) -> Entry:
+    run_id, host, session, project, state, updated = row
+    try:
+        data = None if state is None else json.loads(state)
+    except ValueError as err:
+        raise JournalError(f"run {run_id}'s state is not JSON: {err}") from None
+    return Entry(run_id, host, session, project, data, updated)
+
+
+class _Connection:
+    """One transaction on the journal, opened (and migrated) on entry, committed on a clean exit; every sqlite3
+    error is a JournalError."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db: sqlite3.Connection | None = None
+
+    def __enter__(self) -> "sqlite3.Connection":
+        # Imported with the first chain's first write, not with the helper: ~5 ms off its start (CPython 3.11.7).
+        import sqlite3
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            db = sqlite3.connect(self.path, timeout=BUSY_S, isolation_level=None)
+            self.db = db
+            db.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a process that crashes loses no committed write
+            _migrate(db)
+            db.execute("BEGIN IMMEDIATE")
+            return db
+        except (sqlite3.Error, OSError) as err:
+            self._close()
+            raise JournalError(f"{self.path}: {err}") from None
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        import sqlite3
+
+        db = self.db
+        try:
+            if db is not None and db.in_transaction:
+                db.execute("COMMIT" if kind is None else "ROLLBACK")
+        except sqlite3.Error as err:
+            raise JournalError(f"{self.path}: {err}") from None
+        finally:
+            self._close()
+        if isinstance(error, sqlite3.Error):
+            raise JournalError(f"{self.path}: {error}") from None
+
+    def _close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+
+def _migrate(db: "sqlite3.Connection") -> None:
+    """Brings the schema to the newest version, one migration at a time, each in its own transaction."""
+    import sqlite3
+
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    if version > len(MIGRATIONS):
+        raise sqlite3.DatabaseError(f"its schema is version {version}, newer than this slashkit's {len(MIGRATIONS)}")
+    for number in range(version, len(MIGRATIONS)):
+        db.execute("BEGIN IMMEDIATE")
+        (again,) = db.execute("PRAGMA user_version").fetchone()
+        if again > number:  # another session migrated it meanwhile
+            db.execute("ROLLBACK")
+            continue
+        for statement in filter(str.strip, MIGRATIONS[number].split(";")):
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {number + 1}")
+        db.execute("COMMIT")
+
+
+def default(env: Environment = os.environ) -> Journal:
+    """The person's journal."""
+    return Journal(path_of(env))
+
+
+#: How long a cut-off run is offered to resume unless the person sets another (SLASHKIT_RESUME_HOURS).
+RESUME_HOURS: Final = 24
+#: The person's setting of it, in whole hours from 1 to a year's.
+RESUME_VARIABLE: Final = "SLASHKIT_RESUME_HOURS"
+#: The variable that names the host's session, so a continued session finds its own runs (Claude Code's, the same
+#: id on `--continue` and `--resume`, measured on 2.1.328).
+SESSION_VARIABLE: Final = "CLAUDE_CODE_SESSION_ID"
+
+
+def resume_within_s(env: Environment) -> float:
+    """How long a cut-off run is offered, in seconds (`RESUME_VARIABLE`, else RESUME_HOURS).
+
+    >>> resume_within_s({"SLASHKIT_RESUME_HOURS": "2"}), resume_within_s({"SLASHKIT_RESUME_HOURS": "x"})
+    (7200.0, 86400.0)
+    """
+    written = (env.get(RESUME_VARIABLE) or "").strip()
+    hours = int(written) if written.isdigit() and 1 <= int(written) <= 24 * 366 else RESUME_HOURS
+    return hours * 3600.0
+
+
+class SessionJournal:
+    """The journal as one session keeps it: after each move, the program that started a step is written (its state
+    before that step ended, so a resume runs the step again), and the one that ended is marked finished; a continued
+    session is offered the run its previous process left cut off (`offered`), which the core holds until the person
+    resumes or forgets it. Without a session id (a host that names none) nothing is journaled. A journal that cannot
+    be used is one line, once, and the programs run on in memory."""
+
+    def __init__(self, journal: Journal | None, where: tuple[str, str, str], within_s: float) -> None:
+        self._journal = journal if where[1] else None
+        self._where = where
+        self._within_s = within_s
+        #: This process's runs are named apart from any earlier process's of the same session.
+        self._prefix = f"{where[1]}-{secrets.token_hex(4)}"
+        self._told = False
+
+    def offered(self) -> tuple[Cut | None, list[str]]:
+        """The run this session's previous process left cut off, if any, and a line if the journal failed."""
+        if self._journal is None:
+            return None, []
+        # The codec (cattrs) is imported once a session needs it, not with the helper (~20 ms, CPython 3.11.7).
+        from cattrs import ClassValidationError
+
+        from slashkit.adapters.run_codec import read_cut
+
+        try:
+            entry = self._journal.cut_off(self._where, self._within_s)
+            return (None if entry is None else read_cut(entry.state, entry.id)), []
+        except (JournalError, ValueError, TypeError, ClassValidationError) as err:
+            return None, self._failed(err)
+
+    def moved(self, before: ChainState, moved: Moved) -> list[str]:
+        """Journals what one move did; returns the line to show if the journal failed (once a session)."""
+        started_or_ended = any(isinstance(e, StepStarted | ChainEnded) for e in moved.effects)
+        cut_settled = before.cut is not None and moved.session.chains.cut is None
+        if self._journal is None or not (started_or_ended or cut_settled):
+            return []
+        from slashkit.adapters.run_codec import written_cut
+
+        try:
+            after = moved.session.chains
+            for effect in moved.effects:
+                match effect:
+                    case StepStarted(chain=chain) if after.running is not None and after.running.chain == chain:
+                        self._journal.write(f"{self._prefix}-{chain}", self._where, written_cut(cut_of(after.running)))
+                    case ChainEnded(chain=chain):
+                        self._journal.finish(f"{self._prefix}-{chain}")
+            if before.cut is not None and after.cut is None:
+                self._journal.finish(before.cut.key)  # resumed (its run goes on under a new name) or forgotten
+        except JournalError as err:
+            return self._failed(err)
+        return []
+
+    def _failed(self, err: Exception) -> list[str]:
+        if self._told:
+            return []
+        self._told = True
+        return [f"slashkit: the journal of running chains is unavailable ({err}); chains still run, kept in memory"]

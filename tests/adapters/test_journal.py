@@ -1,0 +1,127 @@
+"""The journal of running programs (issue 35), a real SQLite database: what is written is read back, a finished run
+is never offered again, two processes journaling at once lose no row and see no lock error, a corrupt file and a
+newer schema are one error, an old schema is migrated, finished runs are pruned, and any interpreter state
+round-trips through it."""
+
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from slashkit.adapters.journal import KEEP_DAYS, KEEP_RUNS, MIGRATIONS, Journal, JournalError, path_of
+from slashkit.adapters.run_codec import read, written
+from slashkit.core.grammar import parse
+from slashkit.core.interpreter import Run
+from tests.property.test_programs_bash import programs
+
+WHERE = ("claude-code", "session-1", "/work/p")
+
+
+def test_a_written_run_is_read_back_until_it_finishes(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.sqlite3")
+
+    journal.write("r1", WHERE, {"step": 1})
+    journal.write("r1", WHERE, {"step": 2})
+
+    found = journal.cut_off(WHERE, within_s=3600)
+    assert found is not None and (found.id, found.state) == ("r1", {"step": 2})
+    assert journal.cut_off(("claude-code", "session-2", "/work/p"), within_s=3600) is None
+    assert [e.id for e in journal.in_project("/work/p", within_s=3600)] == ["r1"]
+
+    journal.finish("r1")
+    assert journal.cut_off(WHERE, within_s=3600) is None
+    assert journal.in_project("/work/p", within_s=3600) == []
+
+
+def test_a_run_older_than_the_limit_is_not_offered(tmp_path: Path) -> None:
+    now = [1000.0]
+    journal = Journal(tmp_path / "runs.sqlite3", clock=lambda: now[0])
+    journal.write("r1", WHERE, {})
+    now[0] += 24 * 3600 + 1
+
+    assert journal.cut_off(WHERE, within_s=24 * 3600) is None
+
+
+def _journal_many(path: str, worker: int) -> None:
+    journal = Journal(Path(path))
+    for n in range(50):
+        journal.write(f"w{worker}-{n}", ("claude-code", f"s{worker}", "/p"), {"n": n})
+
+
+def test_two_processes_journaling_at_once_lose_no_row(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite3"
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_journal_many, args=(str(path), w)) for w in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+        assert w.exitcode == 0
+
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone() == (100,)
+
+
+def test_a_corrupt_database_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite3"
+    path.write_bytes(b"this is not a database" * 100)
+
+    with pytest.raises(JournalError, match=r"runs\.sqlite3"):
+        Journal(path).write("r1", WHERE, {})
+
+
+def test_a_folder_that_cannot_be_written_is_one_error(tmp_path: Path) -> None:
+    with pytest.raises(JournalError):
+        Journal(Path("/proc/nope/runs.sqlite3")).write("r1", WHERE, {})
+
+
+def test_a_newer_schema_is_refused_and_an_older_one_migrated(tmp_path: Path) -> None:
+    newer = tmp_path / "newer.sqlite3"
+    with sqlite3.connect(newer) as db:
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(JournalError, match="newer than this slashkit"):
+        Journal(newer).write("r1", WHERE, {})
+
+    empty = tmp_path / "empty.sqlite3"
+    sqlite3.connect(empty).close()  # version 0: no table yet
+    Journal(empty).write("r1", WHERE, {"n": 1})
+    with sqlite3.connect(empty) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+
+
+def test_finished_runs_are_pruned_by_age_and_by_number(tmp_path: Path) -> None:
+    now = [0.0]
+    journal = Journal(tmp_path / "runs.sqlite3", clock=lambda: now[0])
+    journal.write("old", WHERE, {})
+    journal.finish("old")
+    now[0] += KEEP_DAYS * 86400 + 1
+    for n in range(KEEP_RUNS + 5):
+        journal.write(f"r{n}", WHERE, {})
+    for n in range(KEEP_RUNS + 5):
+        now[0] += 1
+        journal.finish(f"r{n}")
+
+    with sqlite3.connect(journal.path) as db:
+        ids = {row[0] for row in db.execute("SELECT id FROM runs")}
+    assert "old" not in ids
+    assert len(ids) == KEEP_RUNS
+    assert "r0" not in ids and f"r{KEEP_RUNS + 4}" in ids
+
+
+def test_the_journal_lives_in_the_persons_state() -> None:
+    assert path_of({"XDG_STATE_HOME": "/s"}) == Path("/s/slashkit/runs.sqlite3")
+    assert path_of({"HOME": "/h"}) == Path("/h/.local/state/slashkit/runs.sqlite3")
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(programs())
+def test_any_interpreter_state_round_trips_through_the_journal(tmp_path: Path, program: tuple[str, object]) -> None:
+    run = Run(parse(program[0]).unwrap(), ("success", "failure", None), "out", 7)
+    journal = Journal(tmp_path / "runs.sqlite3")
+
+    journal.write("r", WHERE, written(run))
+
+    found = journal.cut_off(WHERE, within_s=60)
+    assert found is not None and read(found.state) == run
