@@ -223,6 +223,8 @@ def seed_plugin(into: Path, seed_path: Path) -> Path:
 
 #: The engine's debug line for the typed command's hook, with how long it held the command.
 _HOOK = re.compile(r"slash-chain@inline command\.run settled in ([0-9.]+)ms")
+#: The engine's debug line for the plugin starting a process (the helper, or its launcher).
+_HELPER_SPAWN = "$.process.spawn (slash-chain):"
 #: The chain's last line in the engine's debug log.
 _LAST_LINE = "$.ui.log: all 2 command(s) ran"
 
@@ -260,7 +262,7 @@ def whole_runs(rounds: int, base: Path, seed_path: Path) -> dict[str, dict[str, 
     down)."""
     ours = plugin_dir("slash-chain", base / "ours")
     seed = seed_plugin(base / "seed", seed_path)
-    kinds = ("complete", "cut", "hook", "exit")
+    kinds = ("complete", "cut", "hook", "exit", "started")
     names = ("seed", *MODES)
     times: dict[str, dict[str, list[float]]] = {name: {k: [] for k in kinds} for name in names}
     project = base / "project"
@@ -273,7 +275,10 @@ def whole_runs(rounds: int, base: Path, seed_path: Path) -> dict[str, dict[str, 
                 folder = seed if name == "seed" else ours
                 iso = Isolation.create(base, prefix=f"{name}-{r}-")
                 runtime = warm if name in ("warm", "seed") else runtime_folder(base, name)
-                env = isolated_env(iso, model.url, extra_env={"XDG_RUNTIME_DIR": str(runtime)})
+                # The tests' idle of 2 s (tests.support.HELPER_ENV) would end the warm helper between two of its
+                # runs (three other runs come between), so every "warm" run started it again: it stays 10 minutes.
+                extra = {"XDG_RUNTIME_DIR": str(runtime), "SLASHKIT_HELPER_IDLE": "600"}
+                env = isolated_env(iso, model.url, extra_env=extra)
                 if name == "session":
                     env["SLASHKIT_HELPER"] = "session"
                 debug = base / f"debug-{name}-{r}.log"
@@ -296,8 +301,11 @@ def whole_runs(rounds: int, base: Path, seed_path: Path) -> dict[str, dict[str, 
                     last = next(line for line in log.splitlines() if _LAST_LINE in line)
                     if hook is not None:
                         times[name]["hook"].append(float(hook[1]) / 1000)
+                    # 1 when the plugin started a helper in this run (a warm run should start none).
+                    times[name]["started"].append(float(_HELPER_SPAWN in log))
                     logged = datetime.fromisoformat(last[:23]).replace(tzinfo=UTC).timestamp()
                     times[name]["exit"].append(ended - logged)
+    end_helpers(warm)
     return times
 
 
@@ -508,7 +516,8 @@ def main() -> None:
                 f"{median:.3f} s (min {min(kinds['complete']):.3f}; {(median - seed_median) * 1000:+.0f} ms on the "
                 f"seed's); {len(kinds['cut'])} cut short by -p's exit; of the complete runs, the typed command's hook "
                 f"held it {statistics.median(kinds['hook']) * 1000:.0f} ms and the exit came "
-                f"{statistics.median(kinds['exit']) * 1000:.0f} ms after the chain's last line (medians)"
+                f"{statistics.median(kinds['exit']) * 1000:.0f} ms after the chain's last line (medians); "
+                f"{sum(kinds['started']):.0f} of them started a helper"
             )
         say(
             f"- the import floor above is {floor['libraries_ms'] - floor['bare_ms']:.0f} ms past a bare interpreter, "

@@ -1,0 +1,145 @@
+"""Where a `claude -p "/cost && /context"` run spends its start, plugin by plugin: runs the given plugin folders
+interleaved (the order turning each round, one warm-up round dropped), each with `--debug-file`, and prints the
+medians of the engine's own log lines' times from the log's first line, and of the whole run (spawn to exit).
+
+Usage: python benchmarks/start_probe.py ROUNDS NAME=FOLDER... (a FOLDER of `seed` lays out the seed's plugin,
+`ours` slashkit's slash-chain). Every run shares one XDG_RUNTIME_DIR, so slashkit's shared helper is warm after the
+warm-up round. Writes the raw numbers as JSON beside the logs (printed at the end)."""
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench import _ui_logs, end_helpers, runtime_folder, seed_plugin  # noqa: E402
+from tests.support.claude_cli import Isolation, claude_path, isolated_env  # noqa: E402
+from tests.support.model_server import ModelServer  # noqa: E402
+
+from slashkit.adapters.claude_code.plugins import plugin_dir  # noqa: E402
+
+SEED = Path(os.environ.get("SLASHKIT_SEEDS", "/work/shared/seeds")) / "003_e3cd542c3666b0ba.txt"
+
+#: Phase name -> the first debug line that marks it.
+MARKS = {
+    "found": r"Found \d+ plugins",
+    "notseated": r"cc-plugin-sec-default@builtin not seated",
+    "agentsmd": r"plugin cc-plugin-agents-md: no pluginConfigs",
+    "worker": r"hooks worker spawned",
+    "loaded": r"hooks module slash-chain@inline loaded",
+    "cmds": r"\[STARTUP\] Commands and agents loaded",
+    "raised": r"session\.start: raised",
+    "cmdreg": r"\$\.command\.register \(slash-chain\): /slash-chain listed",
+    "failvis": r"mcp__slash-chain__fail visible",
+    "builtinvis": r"mcp__slash-chain__builtin visible",
+    "fetch1": r"\$\.http\.fetch \(slash-chain\): POST",
+    "spawn": r"\$\.process\.spawn \(slash-chain\)",
+    "ss_settled": r"slash-chain@inline session\.start settled",
+    "promptctx": r"cc-plugin-agents-md@builtin prompt\.context settled",
+    "step1": r"\$\.ui\.log: 1/2: /usage",
+    "cr_settled": r"slash-chain@inline command\.run settled",
+    "step2": r"\$\.ui\.log: 2/2: /context",
+    "last": r"\$\.ui\.log: all 2 command\(s\) ran",
+    "shutdown": r"\[uds-messaging\] Shutting down",
+}
+DURATIONS = {
+    "ss_ms": r"slash-chain@inline session\.start settled in ([0-9.]+)ms",
+    "cr_ms": r"slash-chain@inline command\.run settled in ([0-9.]+)ms",
+}
+
+
+def stamp(line: str) -> float:
+    return datetime.fromisoformat(line[:23]).replace(tzinfo=UTC).timestamp()
+
+
+def phases(log: str, spawned: float, ended: float) -> dict[str, float]:
+    lines = log.splitlines()
+    t0 = stamp(lines[0])
+    out = {"first": (t0 - spawned) * 1000, "end": (stamp(lines[-1]) - t0) * 1000, "exit": (ended - t0) * 1000}
+    for name, pattern in MARKS.items():
+        rx = re.compile(pattern)
+        hit = next((line for line in lines if rx.search(line)), None)
+        if hit is not None:
+            out[name] = (stamp(hit) - t0) * 1000
+    if "step1" in out:
+        out["start"] = out["first"] + out["step1"]  # spawn to the chain's first step: the start as a whole
+    if "last" in out:
+        out["tail"] = out["exit"] - out["last"]  # the chain's last line to the exit
+    out["spawns"] = float(sum(1 for line in lines if "$.process.spawn (slash-chain):" in line and " args " in line))
+    for name, pattern in DURATIONS.items():
+        m = re.search(pattern, log)
+        if m:
+            out[name] = float(m[1])
+    return out
+
+
+def folder_for(spec: str, base: Path) -> Path:
+    if spec == "seed":
+        return seed_plugin(base / "seed", SEED)
+    if spec == "ours":
+        return plugin_dir("slash-chain", base / "ours")
+    return Path(spec)
+
+
+def main() -> None:
+    rounds = int(sys.argv[1])
+    specs = dict(arg.split("=", 1) for arg in sys.argv[2:])
+    base = Path(tempfile.mkdtemp(prefix="probe-", dir=os.environ.get("PROBE_DIR", "/tmp")))
+    folders = {name: folder_for(spec, base) for name, spec in specs.items()}
+    names = list(folders)
+    project = base / "project"
+    project.mkdir()
+    runtime = runtime_folder(base, "warm")
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    cut: dict[str, int] = {name: 0 for name in names}
+    print("load before:", os.getloadavg(), flush=True)
+    with ModelServer() as model:
+        for r in range(rounds + 1):
+            order = names[r % len(names) :] + names[: r % len(names)]
+            for name in order:
+                iso = Isolation.create(base, prefix=f"{name}-{r}-")
+                # The tests' 2 s idle (HELPER_ENV) would end the shared helper between two of its runs: it stays 10 min.
+                extra = {"XDG_RUNTIME_DIR": str(runtime), "SLASHKIT_HELPER_IDLE": "600"}
+                env = isolated_env(iso, model.url, extra_env=extra)
+                debug = base / f"debug-{name}-{r}.log"
+                argv = [str(claude_path()), "-p", "/cost && /context", f"--plugin-dir={folders[name]}"]
+                argv += ["--output-format=stream-json", "--verbose", f"--debug-file={debug}"]
+                spawned = time.time()
+                t = time.perf_counter()
+                out = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
+                elapsed = time.perf_counter() - t
+                ended = time.time()
+                iso.cleanup()
+                if r == 0:
+                    continue
+                if _ui_logs(out.stdout) != ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"]:
+                    cut[name] += 1
+                    continue
+                row = phases(debug.read_text(), spawned, ended)
+                row["wall"] = elapsed * 1000
+                results[name].append(row)
+    print("load after:", os.getloadavg())
+    end_helpers(runtime)
+    keys = ["wall", "start", "tail", "first", *MARKS, "exit", "ss_ms", "cr_ms", "spawns"]
+    print(f"{'phase (ms from first line)':28}" + "".join(f"{n:>12}" for n in names))
+    for key in keys:
+        cells = []
+        for name in names:
+            values = [row[key] for row in results[name] if key in row]
+            cells.append(f"{statistics.median(values):12.1f}" if values else f"{'-':>12}")
+        print(f"{key:28}" + "".join(cells))
+    print("complete:", {name: len(results[name]) for name in names}, "cut:", cut)
+    (base / "probe.json").write_text(json.dumps(results))
+    print(base / "probe.json")
+
+
+if __name__ == "__main__":
+    main()
