@@ -54,8 +54,10 @@ from slashkit.core.texts import (
     CHAIN_COMMAND,
     FAIL_STOPPED,
     FAIL_TOOL_ID,
+    added_text,
     cancelled_text,
     done_text,
+    dropped_text,
     fail_note,
     failed_why,
     status_text,
@@ -404,6 +406,33 @@ def test_slash_chain_typed_while_a_chain_waits_shows_the_status_and_the_chain_go
         assert run.status_answers() == [status], run.describe()
         assert f"{CHAIN_COMMAND}: {status}" in run.screen(), run.describe()
         assert run.ran() == ["/x", f"/{CHAIN_COMMAND}", "/context"], run.describe()
+
+
+def test_the_person_queues_a_step_and_drops_another_while_a_steps_turn_runs(
+    tmp_path: Path, project: Path, plugin: Path
+) -> None:
+    """While /x's turn runs, `/slash-chain add /x again` queues a step after the rest and `/slash-chain drop 2`
+    takes /context out: the chain runs /x go, then /x again, and never /context (issue 35)."""
+    again = Step("x", "again")
+    with held() as hold, session(tmp_path, project, plugin, [text("x done", hold=hold), text("again")]) as run:
+        run.cli.send("/x go && /context")
+        run.wait_lines([step_text(1, 2, X_GO)])
+        run.mains(1)
+
+        def edit(words: str) -> None:
+            # Its answer is shown once the turn ended: the turn goes on only after its hook settled (debug log).
+            before = run.settled_commands()
+            run.cli.send(f"/{CHAIN_COMMAND} {words}")
+            run.until(lambda: run.settled_commands() > before, f"the /{CHAIN_COMMAND} {words} hook to settle")
+
+        edit(f"add {again.name}")
+        edit("drop 2")
+
+        hold.set()
+        run.wait_lines([step_text(1, 2, X_GO), step_text(2, 2, again), done_text(2)])
+        assert run.status_answers() == [added_text(3, again), dropped_text(2, CONTEXT)], run.describe()
+        assert run.ran() == ["/x", f"/{CHAIN_COMMAND}", f"/{CHAIN_COMMAND}", "/x"], run.describe()
+        assert "Do the x step: again" in run.mains(2)[1].last_user_text(), run.describe()
 
 
 # --- no chain ----------------------------------------------------------------------------------------

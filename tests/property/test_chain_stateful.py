@@ -323,8 +323,8 @@ class SeedModel:
             return self.cancel()
         if word != "":
             return (
-                "expects nothing (the status), stop, on, off, list, allow NAME, resume, forget, builtin on or "
-                "builtin off"
+                "expects nothing (the status), stop, on, off, list, steps, add /CMD, drop N, allow NAME, resume, "
+                "forget, builtin on or builtin off"
             )
         return self.seed_status()
 

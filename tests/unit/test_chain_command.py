@@ -7,7 +7,10 @@ from slashkit.adapters.memory import Command, Local, Pane, Prompt, host
 
 ON = "on: /a && /b runs /b once /a ended well"
 OFF = "off: the engine runs the first command alone, as it does without the mod"
-USAGE = "expects nothing (the status), stop, on, off, list, allow NAME, resume, forget, builtin on or builtin off"
+USAGE = (
+    "expects nothing (the status), stop, on, off, list, steps, add /CMD, drop N, allow NAME, resume, forget, "
+    "builtin on or builtin off"
+)
 
 
 def test_off_is_saved_in_the_store_and_answered() -> None:

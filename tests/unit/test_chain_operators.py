@@ -213,7 +213,10 @@ def test_the_status_names_the_operator_waiting_next_in_a_mixed_chain() -> None:
 
     h.type("/slash-chain")
 
-    assert h.answers == [texts.status_text(True, (1, 2, Step("fix", ""), "turn")) + "; next: || /rollback"]
+    assert h.answers == [
+        texts.status_text(True, (1, 2, Step("fix", ""), "turn"))
+        + "; next: || /rollback\n1. /fix · running\n2. /rollback · pending"
+    ]
 
 
 def test_a_persons_prompt_cancels_everything_left_of_a_mixed_chain() -> None:

@@ -66,7 +66,7 @@ def test_slash_chain_says_where_the_loop_is_as_the_status_area_does() -> None:
     h.type("while /check; do /fix; done")
     h.type("/slash-chain")
 
-    assert h.answers[-1] == "on · while 1/10 · /check · next /fix"
+    assert h.answers[-1] == "on · while 1/10 · /check · next /fix\n1. /check · running\n2. /fix · pending"
 
 
 def test_a_while_whose_condition_always_passes_stops_at_its_cap_with_a_line_and_fails() -> None:

@@ -311,7 +311,8 @@ class TestThePersonsSwitch:
         h.type(f"/slash-chain {args}")
 
         assert h.answers == [
-            "expects nothing (the status), stop, on, off, list, allow NAME, resume, forget, builtin on or builtin off"
+            "expects nothing (the status), stop, on, off, list, steps, add /CMD, drop N, allow NAME, resume, "
+            "forget, builtin on or builtin off"
         ]
         assert h.store.data == {}
 

@@ -147,12 +147,12 @@ def test_the_command_and_fail_tool_texts_are_the_seeds() -> None:
     assert texts.CHAIN_COMMAND == "slash-chain"
     assert texts.CHAIN_COMMAND_DESCRIPTION == "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
     # Beyond the seed: the switch of the model's self-commands (issue 27) adds its two words to the hint and usage.
-    assert (
-        texts.CHAIN_COMMAND_HINT == "[stop | on | off | list | allow NAME | resume | forget | builtin on | builtin off]"
+    assert texts.CHAIN_COMMAND_HINT == (
+        "[stop | on | off | list | steps | add /CMD | drop N | allow NAME | resume | forget | builtin on | builtin off]"
     )
-    assert (
-        texts.USAGE
-        == "expects nothing (the status), stop, on, off, list, allow NAME, resume, forget, builtin on or builtin off"
+    assert texts.USAGE == (
+        "expects nothing (the status), stop, on, off, list, steps, add /CMD, drop N, allow NAME, resume, forget, "
+        "builtin on or builtin off"
     )
     assert texts.NO_CHAIN_RUNS == "no chain runs"
     assert texts.ON_TEXT == "on: /a && /b runs /b once /a ended well"

@@ -29,11 +29,12 @@ from slashkit.core.interpreter import (
     Where,
     advance,
     ahead,
+    history,
     passed_steps,
 )
 from slashkit.core.js_text import js_trim, js_trim_end
 from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, chain_words, command_name
-from slashkit.core.program import Command, Node, commands, is_and_list
+from slashkit.core.program import Command, Node, appended, commands, is_and_list, without
 from slashkit.core.saved_chain import NO_SAVED, Library, SavedChain, inlined, origin_of
 from slashkit.core.texts import Wait
 
@@ -600,12 +601,12 @@ def _begin(
     if isinstance(filled, str):
         return Transition(state, effects, CommandAnswer(filled))
     steps = tuple(written_steps(filled))
-    unapproved = next((c for s in steps if s.is_shell and (c := _file_of(s, saved)) and not saved.trusted(c)), None)
+    unapproved = _unapproved(steps, saved)
     if unapproved is not None:
         # A project's file (which may come with a clone) runs a shell only as the person approved it: none of it.
         return Transition(state, effects, CommandAnswer(texts.unapproved_text(unapproved.name, unapproved.source)))
     trusted = frozenset(c.name for c in saved.chains if saved.trusted(c))
-    unrunnable = None if rule.chained else next((s for s in steps if command_name(s.command) in rule.builtins), None)
+    unrunnable = _unchainable(rule, steps)
     if unrunnable is not None:
         # The host runs a built-in only from the person's own prompt: such a chain cannot run as typed, so none of it.
         return Transition(state, effects, CommandAnswer(texts.unchainable_text(unrunnable)))
@@ -630,6 +631,16 @@ def _begin(
             moved, reply=CommandAnswer(texts.saved_started_text(Step(typed.command, typed.args), len(steps)))
         )
     return attrs.evolve(moved, reply=CommandAnswer(texts.program_started_text(len(steps))))
+
+
+def _unapproved(steps: tuple[Step, ...], saved: Library) -> SavedChain | None:
+    """The first saved chain holding one of the steps' shell steps that the person has not approved as it is."""
+    return next((c for s in steps if s.is_shell and (c := _file_of(s, saved)) and not saved.trusted(c)), None)
+
+
+def _unchainable(rule: Rule, steps: tuple[Step, ...]) -> Step | None:
+    """The first built-in among the steps when the host runs a built-in only from the person's own prompt."""
+    return None if rule.chained else next((s for s in steps if command_name(s.command) in rule.builtins), None)
 
 
 def _file_of(step: Step, saved: Library) -> SavedChain | None:
@@ -930,6 +941,12 @@ def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
         return _allow(state, chain_words(args)[1:], typed.saved)
     if word == texts.RESUME_WORD:
         return _resume(state)
+    if word == texts.STEPS_WORD:
+        return Transition(state, reply=CommandAnswer(texts.NO_CHAIN_RUNS if r is None else _steps(r)))
+    if chain_words(args)[:1] == (texts.ADD_WORD,):
+        return _add(state, js_trim(word[len(texts.ADD_WORD) :]), typed)
+    if chain_words(args)[:1] == (texts.DROP_WORD,):
+        return _drop(state, chain_words(args)[1:])
     if word == texts.FORGET_WORD:
         if state.cut is None:
             return Transition(state, reply=CommandAnswer(texts.NOTHING_CUT_OFF))
@@ -939,9 +956,77 @@ def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
     if r is not None and (r.napping is not None or r.where.loops):
-        return Transition(state, reply=CommandAnswer(texts.status_line(enabled, progress(r))))
+        status = texts.status_line(enabled, progress(r))
+        return Transition(state, reply=CommandAnswer(f"{status}\n{_steps(r)}"))
     running = None if r is None else (r.number, r.total, r.step, r.wait)
     status = texts.status_text(enabled, running)
-    if r is not None and r.mixed and r.left:
-        status += texts.next_text(r.left[0])
+    if r is not None and r.mixed:
+        # A chain of `&&` alone answers the reference's one line; any other lists its steps under it.
+        status += (texts.next_text(r.left[0]) if r.left else "") + f"\n{_steps(r)}"
     return Transition(state, reply=CommandAnswer(status))
+
+
+def _steps(r: Running) -> str:
+    """The running program's steps as written, loops folded: each how it went the last time it was reached (a
+    step before the running one), running, or pending (after it; in a loop, to run again)."""
+    went = dict(history(r.run))
+    listed = []
+    for number, step in enumerate(r.steps, start=1):
+        if number == r.number and r.napping is None:
+            state = "running"
+        elif number > r.number:
+            state = "pending"
+        else:
+            state = went.get(number, "unreached")
+        listed.append((number, step, state))
+    return texts.steps_text(listed)
+
+
+def _add(state: ChainState, text: str, typed: ChainCommandTyped) -> Transition:
+    """`/slash-chain add /x args`, the person's alone (the rule refused anyone else's): the running program runs
+    `/x args` after the rest, whatever their status, as `; /x args` would. One slash command, a saved chain's name
+    or a shell step; the program then lists its steps (it is no chain of `&&` alone any more)."""
+    r = state.running
+    if r is None:
+        return Transition(state, reply=CommandAnswer(texts.NOTHING_TO_EDIT))
+    parsed = parse(text)
+    if not isinstance(parsed, Success) or not isinstance(parsed.unwrap(), Command):
+        return Transition(state, reply=CommandAnswer(texts.ADD_USAGE))
+    saved = typed.saved.leaving(typed.commands, state.rule.builtins)
+    filled = inlined(parsed.unwrap(), saved)
+    if isinstance(filled, str):
+        return Transition(state, reply=CommandAnswer(filled))
+    added = tuple(written_steps(filled))
+    unapproved = _unapproved(added, saved)
+    if unapproved is not None:
+        return Transition(state, reply=CommandAnswer(texts.unapproved_text(unapproved.name, unapproved.source)))
+    unrunnable = _unchainable(r.rule, added)
+    if unrunnable is not None:
+        return Transition(state, reply=CommandAnswer(texts.unchainable_text(unrunnable)))
+    program = appended(r.run.program, filled)
+    steps = tuple(written_steps(program))
+    trusted = r.trusted | {c.name for c in saved.chains if saved.trusted(c)}
+    edited = attrs.evolve(r, run=attrs.evolve(r.run, program=program), steps=steps, total=len(steps), mixed=True)
+    edited = attrs.evolve(edited, trusted=frozenset(trusted))
+    answer = CommandAnswer(texts.added_text(r.total + 1, added[0]))
+    return Transition(attrs.evolve(state, running=edited), reply=answer)
+
+
+def _drop(state: ChainState, words: tuple[str, ...]) -> Transition:
+    """`/slash-chain drop N`, the person's alone: the running program without its step N, which it has not reached
+    (after the running step, and not run in an earlier iteration of a loop)."""
+    r = state.running
+    if r is None:
+        return Transition(state, reply=CommandAnswer(texts.NOTHING_TO_EDIT))
+    if len(words) != 1 or not (words[0].isascii() and words[0].isdigit()) or not 0 < int(words[0]) <= r.total:
+        return Transition(state, reply=CommandAnswer(texts.DROP_USAGE))
+    number = int(words[0])
+    step = r.steps[number - 1]
+    if number <= r.number or number in dict(history(r.run)):
+        return Transition(state, reply=CommandAnswer(texts.not_pending_text(number, step)))
+    program = without(r.run.program, number)
+    if program is None:
+        return Transition(state, reply=CommandAnswer(texts.undroppable_text(number, step)))
+    steps = tuple(written_steps(program))
+    edited = attrs.evolve(r, run=attrs.evolve(r.run, program=program), steps=steps, total=len(steps))
+    return Transition(attrs.evolve(state, running=edited), reply=CommandAnswer(texts.dropped_text(number, step)))

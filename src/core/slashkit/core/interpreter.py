@@ -237,6 +237,41 @@ def ahead(run: Run, status: Status | None) -> Advanced:
     return advance(run.ended(status))
 
 
+#: How a command of the program has gone so far (`history`): it ran and ended so, the refusal rule kept it from
+#: running, or an operator passed over it.
+Outcome = Literal["success", "failure", "refused", "skipped"]
+
+
+def history(run: Run) -> tuple[tuple[int, Outcome], ...]:
+    """What the program did so far, in order: each command it asked for or passed over (by its number in the
+    program) and how that went. One replay, as far as the run's statuses go; a loop's command appears once an
+    iteration."""
+    walker = _Walker(run)
+    program = walker.run(run.program, "&&")
+    did: list[tuple[int, Outcome]] = []
+    answered = 0
+    try:
+        said = next(program)
+        while True:
+            if isinstance(said, Asked | Napping):
+                if answered == len(run.statuses):
+                    break
+                status = run.statuses[answered]
+                answered += 1
+                if isinstance(said, Asked):
+                    did.append((said.number, "refused" if status is None else status))
+                said = program.send(status)
+                continue
+            if isinstance(said, Passed):
+                did.append((said.number, "skipped"))
+            said = next(program)
+    except (StopIteration, _Bound):
+        pass
+    finally:
+        program.close()
+    return tuple(did)
+
+
 def passed_steps(lines: tuple[Line, ...]) -> tuple[Step, ...]:
     """The commands the lines say were passed over."""
     return tuple(line.step for line in lines if isinstance(line, Passed))

@@ -13,7 +13,15 @@ from attrs import frozen
 
 from slashkit.core.allowlist import CLAUDE_CODE, Allowlist
 from slashkit.core.js_text import JS_WHITESPACE, js_trim
-from slashkit.core.texts import ALLOW_WORD, BUILTIN_WORD, CHAIN_COMMAND, FORGET_WORD, RESUME_WORD
+from slashkit.core.texts import (
+    ADD_WORD,
+    ALLOW_WORD,
+    BUILTIN_WORD,
+    CHAIN_COMMAND,
+    DROP_WORD,
+    FORGET_WORD,
+    RESUME_WORD,
+)
 
 #: Never run for anyone but the person, whatever a list says: run from a plugin, Claude Code saves what they set
 #: as the default for every new session (measured on Claude Code 2.1.288 and 2.1.289, and again on 2.1.328 by
@@ -82,9 +90,9 @@ def chain_words(args: str) -> tuple[str, ...]:
 def changes_setting(args: str) -> bool:
     """Tells whether `/slash-chain` with these arguments changes a setting every session shares (`SETTINGS`), or
     does what is the person's alone as well: approving a saved chain's shell steps (`allow NAME`), resuming or
-    forgetting a program cut off (`resume`, `forget`)."""
+    forgetting a program cut off (`resume`, `forget`), editing the running one (`add`, `drop`)."""
     words = chain_words(args)
-    return words in SETTINGS or words[:1] in ((ALLOW_WORD,), (RESUME_WORD,), (FORGET_WORD,))
+    return words in SETTINGS or words[:1] in {(w,) for w in (ALLOW_WORD, RESUME_WORD, FORGET_WORD, ADD_WORD, DROP_WORD)}
 
 
 @frozen

@@ -15,7 +15,7 @@ program is hashed at every move.
 """
 
 from collections.abc import Callable, Iterator
-from typing import Literal
+from typing import Final, Literal
 
 import attrs
 from attrs import frozen
@@ -225,3 +225,73 @@ def numbered(node: Node) -> Node:
         return attrs.evolve(n, number=next(counter)) if isinstance(n, Command) else n
 
     return rebuilt(node, number)
+
+
+def appended(node: Node, last: Node) -> Node:
+    """The program with `last` run after it whatever its status, as `; last` would (`/slash-chain add`), numbered
+    again: the commands already there keep their numbers."""
+    items = node.items if isinstance(node, Sequence) else (node,)
+    return numbered(Sequence((*items, last)))
+
+
+#: What `without` makes of a command it removes, and of a compound command left with nothing in it.
+_GONE: Final = Sequence(())
+
+
+def without(node: Node, number: int) -> Node | None:
+    """The program without its command numbered `number` (`/slash-chain drop`), numbered again; None when that
+    command is all of a loop's condition or body (a loop cannot be left without one), or the whole program. Taken
+    out of a list, its operator goes with it: the next command takes the place and operator of the one dropped."""
+
+    def drop(n: Node) -> Node | None:
+        match n:
+            case Command(number=numbered_as) if numbered_as == number:
+                return _GONE
+            case Call(name, args, body, by):
+                inner = drop(body)
+                return None if inner is None else (_GONE if inner is _GONE else Call(name, args, inner, by))
+            case Group(body):
+                inner = drop(body)
+                return None if inner is None else (_GONE if inner is _GONE else Group(inner))
+            case Pipeline(parts):
+                kept = dropped_from(parts)
+                return kept if kept is None or isinstance(kept, Node) else Pipeline(kept)
+            case Sequence(items):
+                kept = dropped_from(items)
+                return kept if kept is None or isinstance(kept, Node) else Sequence(kept)
+            case AndOr(first, rest):
+                pairs: list[tuple[Joint, Node]] = []
+                for joint, part in (("&&", first), *rest):
+                    inner = drop(part)
+                    if inner is None:
+                        return None
+                    if inner is not _GONE:
+                        pairs.append((joint, inner))
+                if not pairs:
+                    return _GONE
+                return pairs[0][1] if len(pairs) == 1 else AndOr(pairs[0][1], tuple(pairs[1:]))
+            case Loop(until, condition, body):
+                kept_condition, kept_body = drop(condition), drop(body)
+                if kept_condition is None or kept_body is None or _GONE in (kept_condition, kept_body):
+                    return None
+                return Loop(until, kept_condition, kept_body)
+            case For(name, words, body):
+                inner = drop(body)
+                return None if inner is None or inner is _GONE else For(name, words, inner)
+        return n
+
+    def dropped_from(parts: tuple[Node, ...]) -> "tuple[Node, ...] | Node | None":
+        """The parts of a pipeline or list without the command: two or more, or the one left, or `_GONE`."""
+        kept = []
+        for part in parts:
+            inner = drop(part)
+            if inner is None:
+                return None
+            if inner is not _GONE:
+                kept.append(inner)
+        if len(kept) < 2:
+            return kept[0] if kept else _GONE
+        return tuple(kept)
+
+    left = drop(node)
+    return None if left is None or left is _GONE else numbered(left)

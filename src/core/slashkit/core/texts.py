@@ -2,7 +2,7 @@
 and the self-command notes in each prompt language lich exports."""
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Final, Literal
 
@@ -14,9 +14,12 @@ from slashkit.core.js_text import JS_WHITESPACE
 #: The command this library adds to the engine, and the plugin that owns the fail tool.
 CHAIN_COMMAND: Final = "slash-chain"
 CHAIN_COMMAND_DESCRIPTION: Final = "Runs /a && /b one after another: status, stop, on, off (slash-chain)"
-CHAIN_COMMAND_HINT: Final = "[stop | on | off | list | allow NAME | resume | forget | builtin on | builtin off]"
+CHAIN_COMMAND_HINT: Final = (
+    "[stop | on | off | list | steps | add /CMD | drop N | allow NAME | resume | forget | builtin on | builtin off]"
+)
 USAGE: Final = (
-    "expects nothing (the status), stop, on, off, list, allow NAME, resume, forget, builtin on or builtin off"
+    "expects nothing (the status), stop, on, off, list, steps, add /CMD, drop N, allow NAME, resume, forget, "
+    "builtin on or builtin off"
 )
 NO_CHAIN_RUNS: Final = "no chain runs"
 ON_TEXT: Final = "on: /a && /b runs /b once /a ended well"
@@ -236,6 +239,53 @@ ALLOW_WORD: Final = "allow"
 RESUME_WORD: Final = "resume"
 FORGET_WORD: Final = "forget"
 NOTHING_CUT_OFF: Final = "no chain was cut off in this session: nothing to resume"
+
+# The running program, listed and edited by the person (`/slash-chain steps`, `add`, `drop`)
+
+#: The words of `/slash-chain steps`, `/slash-chain add /x args` and `/slash-chain drop N`.
+STEPS_WORD: Final = "steps"
+ADD_WORD: Final = "add"
+DROP_WORD: Final = "drop"
+#: How a listed step stands: by how it went (`slashkit.core.interpreter.history`), running, or not reached yet.
+STEP_STATES: Final[Mapping[str, str]] = {
+    "success": "done",
+    "failure": "failed",
+    "refused": "refused",
+    "skipped": "skipped",
+    "running": "running",
+    "pending": "pending",
+    "unreached": "not run",
+}
+ADD_USAGE: Final = (
+    f"{ADD_WORD} takes one slash command or shell step to run after the rest: /{CHAIN_COMMAND} {ADD_WORD} /review"
+)
+DROP_USAGE: Final = f"{DROP_WORD} takes the number of a pending step, as /{CHAIN_COMMAND} {STEPS_WORD} lists it"
+NOTHING_TO_EDIT: Final = f"{NO_CHAIN_RUNS}: {ADD_WORD} and {DROP_WORD} change a running chain"
+
+
+def steps_text(listed: Sequence[tuple[int, Step, str]]) -> str:
+    """The running program's steps, one a line, each with how it stands: `2. /tiny b · running`."""
+    return "\n".join(f"{number}. {one_line(step.name)} · {STEP_STATES[state]}" for number, step, state in listed)
+
+
+def added_text(number: int, step: Step) -> str:
+    """The answer to `/slash-chain add`: the step's number, and when it runs."""
+    return f"added {number}. {one_line(step.name)}: it runs after the rest, whatever their status"
+
+
+def dropped_text(number: int, step: Step) -> str:
+    """The answer to `/slash-chain drop N`."""
+    return f"dropped {number}. {one_line(step.name)}: it will not run"
+
+
+def not_pending_text(number: int, step: Step) -> str:
+    """The answer to `/slash-chain drop N` for a step that runs or ran (in a loop: in an earlier iteration)."""
+    return f"{number}. {one_line(step.name)} is not pending (it runs or ran): only a step not reached yet is dropped"
+
+
+def undroppable_text(number: int, step: Step) -> str:
+    """The answer to `/slash-chain drop N` for the whole condition or body of a loop."""
+    return f"{number}. {one_line(step.name)} is all of a loop's condition or body: stop the chain instead"
 
 
 def cut_off_text(number: int, total: int, step: Step) -> str:

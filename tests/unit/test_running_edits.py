@@ -1,0 +1,177 @@
+"""The running program, listed and edited by the person (issue 35, in-memory host): `/slash-chain steps` lists its
+steps as written, each done, running or pending; `/slash-chain add /x` queues a step after the rest, which runs
+whatever their status; `/slash-chain drop N` removes a step not reached yet. Only the person's typing edits."""
+
+import pytest
+
+from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, failing_first
+
+
+def host() -> MemoryHost:
+    return MemoryHost(
+        commands={
+            "a": Command(Local()),
+            "b": Command(Prompt("do b")),
+            "c": Command(Local()),
+            "x": Command(Local()),
+            "bad": Command(Throws("broke")),
+            "check": Command(failing_first(1, "red")),
+            "fix": Command(Prompt("fix it")),
+        }
+    )
+
+
+def running(line: str) -> MemoryHost:
+    """A host whose person typed `line`, settled where its first step waits."""
+    h = host()
+    h.type(line)
+    h.settle()
+    return h
+
+
+def others(h: MemoryHost) -> list[tuple[str, str]]:
+    """The commands the host ran, `/slash-chain` itself left out."""
+    return [run for run in h.runs if run[0] != "slash-chain"]
+
+
+def test_steps_lists_each_step_as_done_running_or_pending() -> None:
+    h = running("/a && /b x && /c")
+
+    h.type("/slash-chain steps")
+
+    assert h.answers[-1] == "1. /a · done\n2. /b x · running\n3. /c · pending"
+
+
+def test_a_chain_of_and_alone_keeps_the_references_one_line_status() -> None:
+    h = running("/a && /b x && /c")
+
+    h.type("/slash-chain")
+
+    assert h.answers[-1] == "on · 2/3 /b x, waiting for its turn"
+
+
+def test_steps_folds_a_loop_and_says_how_each_step_went_last() -> None:
+    h = running("/a || /c ; until /check; do /fix; done")
+
+    h.type("/slash-chain steps")
+
+    assert h.answers[-1] == "1. /a · done\n2. /c · skipped\n3. /check · failed\n4. /fix · running"
+
+
+def test_add_runs_the_step_after_the_rest_whatever_their_status() -> None:
+    h = running("/a && /b x && /bad")
+
+    h.type("/slash-chain add /x y z")
+    h.type("/slash-chain")
+    h.end_turn()
+    h.settle()
+
+    assert h.answers[-2:] == [
+        "added 4. /x y z: it runs after the rest, whatever their status",
+        "on · 2/4 /b x, waiting for its turn; next: && /bad\n1. /a · done\n2. /b x · running\n3. /bad · pending\n"
+        "4. /x y z · pending",
+    ]
+    assert others(h) == [("a", ""), ("b", "x"), ("bad", ""), ("x", "y z")]
+    assert h.ui.lines == [
+        "1/3: /a",
+        "2/3: /b x",
+        "3/4: /bad",
+        "/bad failed: it failed: broke",
+        "4/4: /x y z",
+        "ended: 3 succeeded, 1 failed, 0 skipped",
+    ]
+
+
+def test_steps_added_run_first_in_first_out_one_after_another() -> None:
+    h = running("/a && /b x")
+
+    h.type("/slash-chain add /c")
+    h.type("/slash-chain add /x 2")
+    h.end_turn()
+    h.settle()
+
+    assert others(h) == [("a", ""), ("b", "x"), ("c", ""), ("x", "2")]
+    assert h.ui.lines[-3:] == ["3/4: /c", "4/4: /x 2", "all 4 command(s) ran"]
+
+
+def test_drop_removes_a_pending_step_and_it_never_runs() -> None:
+    h = running("/a && /b x && /c && /x")
+
+    h.type("/slash-chain drop 3")
+    h.type("/slash-chain steps")
+    h.end_turn()
+    h.settle()
+
+    assert h.answers[-2:] == ["dropped 3. /c: it will not run", "1. /a · done\n2. /b x · running\n3. /x · pending"]
+    assert others(h) == [("a", ""), ("b", "x"), ("x", "")]
+    assert h.ui.lines[-2:] == ["3/3: /x", "all 3 command(s) ran"]
+
+
+@pytest.mark.parametrize(
+    ("line", "drop", "answer"),
+    [
+        ("/a && /b x && /c", "1", "1. /a is not pending (it runs or ran): only a step not reached yet is dropped"),
+        ("/a && /b x && /c", "2", "2. /b x is not pending (it runs or ran): only a step not reached yet is dropped"),
+        ("/a && /b x && /c", "4", "drop takes the number of a pending step, as /slash-chain steps lists it"),
+        ("/a && /b x && /c", "0", "drop takes the number of a pending step, as /slash-chain steps lists it"),
+        ("/a && /b x && /c", "x", "drop takes the number of a pending step, as /slash-chain steps lists it"),
+        ("/a && /b x && /c", "3 3", "drop takes the number of a pending step, as /slash-chain steps lists it"),
+        ("/a && /b x && /c", "\uff13", "drop takes the number of a pending step, as /slash-chain steps lists it"),
+        (
+            "/a && /b x ; while /c; do /x; done",
+            "4",
+            "4. /x is all of a loop's condition or body: stop the chain instead",
+        ),
+    ],
+)
+def test_drop_refuses_what_is_not_a_pending_step_and_changes_nothing(line: str, drop: str, answer: str) -> None:
+    h = running(line)
+    before = h.session.chains.running
+
+    h.type(f"/slash-chain drop {drop}")
+
+    assert h.answers[-1] == answer
+    assert h.session.chains.running == before
+
+
+def test_a_step_a_loop_ran_in_an_earlier_iteration_is_not_pending() -> None:
+    h = MemoryHost(commands={"check": Command(failing_first(5, "red")), "fix": Command(Prompt("fix it"))})
+    h.type("until /check; do /fix; done")
+    h.settle()
+    h.end_turn()  # iteration 2: /check runs again, then /fix waits on its turn
+
+    h.type("/slash-chain drop 2")
+
+    assert h.answers[-1] == "2. /fix is not pending (it runs or ran): only a step not reached yet is dropped"
+
+
+@pytest.mark.parametrize("words", ["add /x", "drop 3"])
+def test_only_the_persons_typing_edits_the_running_program(words: str) -> None:
+    h = running("/a && /b x && /c")
+    before = h.session.chains.running
+
+    h.run_command("slash-chain", words, "plugin")
+
+    assert h.answers[-1] == "/slash-chain was not run: only the person may run /slash-chain, and this came from plugin"
+    assert h.session.chains.running == before
+
+
+# (`/slash-chain add /x && /c` is a chain of two the person typed, whose first step adds `/x` to it.)
+@pytest.mark.parametrize("text", ["", "x", "{ /x; }", "while /c; do /x; done", "sleep 5"])
+def test_add_takes_one_slash_command(text: str) -> None:
+    h = running("/a && /b x")
+    before = h.session.chains.running
+
+    h.type(f"/slash-chain add {text}")
+
+    assert h.answers[-1] == "add takes one slash command or shell step to run after the rest: /slash-chain add /review"
+    assert h.session.chains.running == before
+
+
+@pytest.mark.parametrize("words", ["add /x", "drop 1", "steps"])
+def test_with_no_chain_running_there_is_nothing_to_edit_or_list(words: str) -> None:
+    h = host()
+
+    h.type(f"/slash-chain {words}")
+
+    assert h.answers == ["no chain runs" + (": add and drop change a running chain" if words != "steps" else "")]
