@@ -1,7 +1,7 @@
 """The journal of running programs (issue 35), a real SQLite database: what is written is read back, a finished run
 is never offered again, two processes journaling at once lose no row and see no lock error, a corrupt file and a
-newer schema are one error, an old schema is migrated, finished runs are pruned, and any interpreter state
-round-trips through it."""
+newer schema are one error, an old schema is migrated, finished runs are pruned, any interpreter state
+round-trips through it, and a session's journal keeps the person's edits of its running program."""
 
 import multiprocessing
 import sqlite3
@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from slashkit.adapters.journal import KEEP_DAYS, KEEP_RUNS, MIGRATIONS, Journal, JournalError, path_of
-from slashkit.adapters.run_codec import read, written
+from slashkit.adapters.journal import KEEP_DAYS, KEEP_RUNS, MIGRATIONS, Journal, JournalError, SessionJournal, path_of
+from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt
+from slashkit.adapters.run_codec import read, read_cut, written
+from slashkit.core.chain_machine import ChainCommandTyped
 from slashkit.core.grammar import parse
 from slashkit.core.interpreter import Run
+from slashkit.core.session import on_event
 from tests.property.test_programs_bash import programs
 
 WHERE = ("claude-code", "session-1", "/work/p")
@@ -125,3 +128,18 @@ def test_any_interpreter_state_round_trips_through_the_journal(tmp_path: Path, p
 
     found = journal.cut_off(WHERE, within_s=60)
     assert found is not None and read(found.state) == run
+
+
+def test_the_persons_edit_of_the_running_program_is_journaled(tmp_path: Path) -> None:
+    h = MemoryHost(commands={"a": Command(Local()), "b": Command(Prompt("do b")), "c": Command(Local())})
+    h.type("/a && /b x")
+    h.settle()
+    journal = SessionJournal(Journal(tmp_path / "runs.sqlite3"), WHERE, within_s=3600)
+    before = h.session
+
+    moved = on_event(before, ChainCommandTyped("add /c", enabled=True, origin="composer"))
+
+    assert journal.moved(before.chains, moved) == []
+    entry = Journal(tmp_path / "runs.sqlite3").cut_off(WHERE, within_s=3600)
+    assert entry is not None
+    assert [step.name for step in read_cut(entry.state, entry.id).steps] == ["/a", "/b x", "/c"]

@@ -272,14 +272,25 @@ class SessionJournal:
 
     def moved(self, before: ChainState, moved: Moved) -> list[str]:
         """Journals what one move did; returns the line to show if the journal failed (once a session)."""
+        after = moved.session.chains
         started_or_ended = any(isinstance(e, StepStarted | ChainEnded) for e in moved.effects)
-        cut_settled = before.cut is not None and moved.session.chains.cut is None
-        if self._journal is None or not (started_or_ended or cut_settled):
+        cut_settled = before.cut is not None and after.cut is None
+        # The person's `/slash-chain add` or `drop` makes a new program (a move of the same step keeps its object).
+        edited = (
+            before.running is not None
+            and after.running is not None
+            and before.running.chain == after.running.chain
+            and before.running.run.program is not after.running.run.program
+        )
+        if self._journal is None or not (started_or_ended or cut_settled or edited):
             return []
         from slashkit.adapters.run_codec import written_cut
 
         try:
-            after = moved.session.chains
+            if edited and after.running is not None:
+                self._journal.write(
+                    f"{self._prefix}-{after.running.chain}", self._where, written_cut(cut_of(after.running))
+                )
             for effect in moved.effects:
                 match effect:
                     case StepStarted(chain=chain) if after.running is not None and after.running.chain == chain:
