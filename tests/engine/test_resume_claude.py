@@ -1,23 +1,26 @@
 """A chain cut off by a crash, resumed only by the person (issue 35), in the real Claude Code 2.1.328 offline: the CLI
 is SIGKILLed while step 2 of 3 waits on the model; `claude -p --continue "/slash-chain resume"` says what was cut off,
 runs step 2 again and then step 3, never step 1; a new session in the same project resumes nothing. As the person sees
-it (the plugin's lines) and as the model is handed it (the scripted model server)."""
+it (the plugin's lines) and as the model is handed it (the scripted model server). A loop cut off in its third
+iteration resumes in its third iteration."""
 
 import contextlib
 import os
 import signal
 import subprocess
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from tests.support import shared_helpers
 from tests.support.claude_cli import Isolation, _cli_argv, isolated_env, run_print, ui_log_texts
-from tests.support.model_server import ModelServer, text
+from tests.support.model_server import ModelServer, TextTurn, Turn, text, tool_use
 
 pytestmark = pytest.mark.engine
 
+FAIL = tool_use("mcp__slash-chain__fail", {"reason": "the build is still red"})
 CUT = (
     "the chain stopped at 2/3 /tiny b when the session ended; /slash-chain resume runs the rest, "
     "/slash-chain forget forgets it"
@@ -26,11 +29,13 @@ CUT = (
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
+    """A project with commands that hand the model a prompt: `/tiny`, `/check` and `/fix`."""
     folder = tmp_path / "project"
-    (folder / ".claude" / "commands").mkdir(parents=True)
-    (folder / ".claude" / "commands" / "tiny.md").write_text(
-        "---\ndescription: Tiny\n---\nSay something tiny: $ARGUMENTS\n"
-    )
+    commands = folder / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "tiny.md").write_text("---\ndescription: Tiny\n---\nSay something tiny: $ARGUMENTS\n")
+    (commands / "check.md").write_text("---\ndescription: Checks the build\n---\nCheck the build: $ARGUMENTS\n")
+    (commands / "fix.md").write_text("---\ndescription: Fixes the build\n---\nFix the build: $ARGUMENTS\n")
     return folder
 
 
@@ -44,20 +49,22 @@ def _kill_group(process: "subprocess.Popen[bytes]") -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_word(
-    plugin: Path, project: Path, tmp_path: Path
-) -> None:
+@contextlib.contextmanager
+def killed_at(
+    line: str, requests: int, script: Sequence[Turn], plugin: Path, project: Path, tmp_path: Path
+) -> Iterator[tuple[Isolation, ModelServer]]:
+    """`claude -p LINE` SIGKILLed (with its process group) once the model was asked `requests` times, the last
+    turn held (`script`'s held turn); yields the person's isolation and the model, both kept for what follows."""
     person = Isolation.create(tmp_path)
-    hold = threading.Event()
-    script = [text("A."), text("B, never heard.", hold=hold), text("B."), text("C.")]
     with contextlib.ExitStack() as stack:
         stack.callback(person.cleanup)
         stack.callback(_end_helpers, person.tmp)
-        stack.callback(hold.set)
+        for turn in script:
+            if isinstance(turn, TextTurn) and turn.hold is not None:
+                stack.callback(turn.hold.set)
         model = stack.enter_context(ModelServer(script))
-        argv = _cli_argv("/tiny a && /tiny b && /tiny c", [plugin], person.root / "debug-killed.log", [])
         killed = subprocess.Popen(
-            argv,
+            _cli_argv(line, [plugin], person.root / "debug-killed.log", []),
             cwd=project,
             env=isolated_env(person, model.url),
             stdin=subprocess.DEVNULL,
@@ -66,10 +73,18 @@ def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_wo
             start_new_session=True,
         )
         stack.callback(_kill_group, killed)
-        model.wait_for(lambda requests: sum(r.kind == "main" for r in requests) == 2, timeout=60)
-        assert "Say something tiny: b" in model.main_requests[-1].last_user_text()
+        model.wait_for(lambda asked: sum(r.kind == "main" for r in asked) == requests, timeout=60)
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait(10)
+        yield person, model
+
+
+def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_word(
+    plugin: Path, project: Path, tmp_path: Path
+) -> None:
+    script = [text("A."), text("B, never heard.", hold=threading.Event()), text("B."), text("C.")]
+    with killed_at("/tiny a && /tiny b && /tiny c", 2, script, plugin, project, tmp_path) as (person, model):
+        assert "Say something tiny: b" in model.main_requests[-1].last_user_text()
         asked_before = len(model.main_requests)
 
         resumed = run_print("/slash-chain resume", [plugin], project, model, isolation=person, args=["--continue"])
@@ -89,3 +104,30 @@ def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_wo
         assert "no chain was cut off in this session: nothing to resume" in fresh.stdout, fresh.describe()
         assert CUT not in fresh.stdout
         assert len(model.main_requests) == asked_before + len(asked)
+
+
+def test_a_loop_cut_off_in_its_third_iteration_resumes_in_its_third_iteration(
+    plugin: Path, project: Path, tmp_path: Path
+) -> None:
+    """`until /check; do /fix; done`, the model failing /check three times, SIGKILLed while /fix of the third
+    iteration waits on the model: resumed, /fix runs again, then iteration 4 asks /check (which passes)."""
+    iteration: list[Turn] = [FAIL, text("Still red."), text("Fixed.")]
+    script = [*iteration, *iteration, FAIL, text("Still red."), text("Never heard.", hold=threading.Event())]
+    script += [text("Fixed at last."), text("Green.")]
+    with killed_at("until /check; do /fix; done", 9, script, plugin, project, tmp_path) as (person, model):
+        assert "Fix the build" in model.main_requests[-1].last_user_text()
+        asked_before = len(model.main_requests)
+
+        resumed = run_print("/slash-chain resume", [plugin], project, model, isolation=person, args=["--continue"])
+
+        asked = [r.last_user_text() for r in model.main_requests[asked_before:]]
+        assert ui_log_texts(resumed.events, "slash-chain") == [
+            "the chain stopped at 2/2 /fix when the session ended; /slash-chain resume runs the rest, "
+            "/slash-chain forget forgets it",
+            "resumed: 2/2 /fix was interrupted and runs again, then the rest",
+            "2/2: /fix",
+            "until 4/10",
+            "1/2: /check",
+            "ended: 4 succeeded, 3 failed, 0 skipped",
+        ], resumed.describe()
+        assert [("Fix the build" in a, "Check the build" in a) for a in asked] == [(True, False), (False, True)]
