@@ -1,6 +1,7 @@
 """The bridge's Python end: the wire format it reads and writes, and the session it carries."""
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,6 +134,26 @@ class TestChains:
         done = send(bridge, "RunEnded", token=run["token"])
         assert logs(done) == ["all 2 command(s) ran"]
         assert done["wants"] == []
+
+    @pytest.mark.parametrize("state", ["a file", "a corrupt database"])
+    def test_a_journal_that_cannot_be_used_is_one_line_and_the_chain_runs_in_memory(
+        self, tmp_path: Path, state: str
+    ) -> None:
+        home = tmp_path / "state"
+        if state == "a file":
+            home.write_text("not a folder")
+        else:
+            (home / "slashkit").mkdir(parents=True)
+            (home / "slashkit" / "runs.sqlite3").write_bytes(b"not a database" * 100)
+        bridge = Bridge(DictEnvironment({"CLAUDE_CODE_SESSION_ID": "s1", "XDG_STATE_HOME": str(home)}))
+
+        typed = send(bridge, "ChainTyped", command="cost", args="&& /context", origin="sdk", enabled=True)
+        ran = send(bridge, "RunEnded", token=1)
+
+        assert len(logs(typed)) == 2 and logs(typed)[0] == "1/2: /cost"
+        assert logs(typed)[1].startswith("slashkit: the journal of running chains is unavailable (")
+        assert logs(typed)[1].endswith("); chains still run, kept in memory")
+        assert logs(ran) == ["2/2: /context"]
 
     def test_the_stored_setting_the_mod_read_decides_and_a_change_goes_back_as_an_effect(self, bridge: Bridge) -> None:
         assert send(bridge, "ChainTyped", command="a", args="&& /b", origin="composer", enabled=False)["reply"] is None
