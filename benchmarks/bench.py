@@ -100,12 +100,16 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self.path)
 
 
-def helper_round_trips(events: int, program: bool = False) -> dict[str, float]:
+def helper_round_trips(events: int, program: bool = False, journal: Path | None = None) -> dict[str, float]:
     """Starts the helper as the mod does and times `events` events over one keep-alive connection: a two-step chain
     with a prompt step, or (`program`) the steps of a loop of local commands at its default cap (10 iterations, then
-    typed again), each move foreseen 64 moves ahead."""
+    typed again), each move foreseen 64 moves ahead. With `journal` (a state folder), the session has an id, so
+    every move of its programs is journaled in SQLite there."""
     started = time.perf_counter()
     env = dict(os.environ)
+    env.pop("CLAUDE_CODE_SESSION_ID", None)
+    if journal is not None:
+        env.update(CLAUDE_CODE_SESSION_ID="bench", XDG_STATE_HOME=str(journal))
     child = subprocess.Popen(
         [sys.executable, "-m", "slashkit.adapters.bridge.helper"], stdout=subprocess.PIPE, text=True, env=env
     )
@@ -479,6 +483,12 @@ def main() -> None:
     say(
         f"- a program's moves (`while /a; do /b x; done`, local steps) over the socket, {loop['n']:.0f} events: "
         f"p50 {loop['p50']:.3f} ms, p99 {loop['p99']:.3f} ms"
+    )
+    with tempfile.TemporaryDirectory(prefix="slashkit-bench-") as state:
+        journaled = helper_round_trips(2000, program=True, journal=Path(state))
+    say(
+        f"- the same moves journaled (a session id, SQLite in WAL mode on this machine's disk): p50 "
+        f"{journaled['p50']:.3f} ms, p99 {journaled['p99']:.3f} ms"
     )
     cold = cold_starts()
     say(
