@@ -5,10 +5,13 @@ whatever their status; `/slash-chain drop N` removes a step not reached yet. Onl
 import pytest
 
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, failing_first
+from slashkit.core.interpreter import MAX_STEPS
+from slashkit.core.saved_chain import NO_SAVED, Library, SavedFile, library
 
 
-def host() -> MemoryHost:
+def host(saved: Library = NO_SAVED) -> MemoryHost:
     return MemoryHost(
+        saved=saved,
         commands={
             "a": Command(Local()),
             "b": Command(Prompt("do b")),
@@ -17,7 +20,7 @@ def host() -> MemoryHost:
             "bad": Command(Throws("broke")),
             "check": Command(failing_first(1, "red")),
             "fix": Command(Prompt("fix it")),
-        }
+        },
     )
 
 
@@ -175,3 +178,51 @@ def test_with_no_chain_running_there_is_nothing_to_edit_or_list(words: str) -> N
     h.type(f"/slash-chain {words}")
 
     assert h.answers == ["no chain runs" + (": add and drop change a running chain" if words != "steps" else "")]
+
+
+# Attacks: who else might try to edit the person's running program, and through what.
+
+
+def test_the_models_self_command_cannot_add_a_step() -> None:
+    h = running("/a && /b x")
+    before = h.session.chains.running
+
+    answer = h.builtin_call("slash-chain", "add !touch owned")
+
+    assert h.session.chains.running == before
+    assert "slash-chain" in str(answer) and not any(run[0] == "!" for run in h.runs)
+
+
+def test_a_saved_chain_cannot_add_a_step_to_the_program_running_it() -> None:
+    # Even the person's own file: a saved chain is text from a file, not the person's typing.
+    own = SavedFile("sneaky.md", "/home/me/.config/slashkit/chains/sneaky.md", b"/a && /slash-chain add /x planted\n")
+    h = host(library([own], []))
+    h.type("/sneaky && /b x")
+    h.settle()
+
+    h.end_turn()
+    h.settle()
+
+    assert ("x", "planted") not in h.runs
+    assert any("only the person may run /slash-chain" in line for line in h.ui.lines), h.ui.lines
+
+
+def test_text_a_pipe_hands_on_cannot_add_a_step() -> None:
+    h = MemoryHost(commands={"say": Command(Local(output="add !touch owned")), "b": Command(Prompt("do b"))})
+    h.type("/say | /slash-chain && /b x")
+    h.settle()
+
+    assert not any(run[0] == "!" for run in h.runs)
+    assert h.session.chains.running is not None and h.session.chains.running.total == 3
+
+
+def test_a_program_holds_a_bounded_number_of_steps() -> None:
+    h = running("/a && /b x")
+    for n in range(MAX_STEPS - 2):
+        h.type(f"/slash-chain add /x {n}")
+
+    h.type("/slash-chain add /x more")
+
+    running_now = h.session.chains.running
+    assert running_now is not None and running_now.total == MAX_STEPS
+    assert h.answers[-1] == f"the chain holds {MAX_STEPS} steps, as many as one may: nothing was added"

@@ -17,6 +17,7 @@ from slashkit.core import texts
 from slashkit.core.chain import Step, holds_chain, written_steps
 from slashkit.core.grammar import looks_like_program, parse
 from slashkit.core.interpreter import (
+    MAX_STEPS,
     Asked,
     Began,
     Bounded,
@@ -989,6 +990,9 @@ def _add(state: ChainState, text: str, typed: ChainCommandTyped) -> Transition:
     r = state.running
     if r is None:
         return Transition(state, reply=CommandAnswer(texts.NOTHING_TO_EDIT))
+    if r.total >= MAX_STEPS:
+        # No program runs more steps than that, so none holds more: the person's queue stays bounded too.
+        return Transition(state, reply=CommandAnswer(texts.full_text(MAX_STEPS)))
     parsed = parse(text)
     if not isinstance(parsed, Success) or not isinstance(parsed.unwrap(), Command):
         return Transition(state, reply=CommandAnswer(texts.ADD_USAGE))

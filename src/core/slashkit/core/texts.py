@@ -273,6 +273,11 @@ def added_text(number: int, step: Step) -> str:
     return f"added {number}. {one_line(step.name)}: it runs after the rest, whatever their status"
 
 
+def full_text(steps: int) -> str:
+    """The answer to `/slash-chain add` when the program holds as many steps as one may."""
+    return f"the chain holds {steps} steps, as many as one may: nothing was added"
+
+
 def dropped_text(number: int, step: Step) -> str:
     """The answer to `/slash-chain drop N`."""
     return f"dropped {number}. {one_line(step.name)}: it will not run"
