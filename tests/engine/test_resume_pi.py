@@ -1,11 +1,12 @@
 """A chain cut off by a crash, resumed only by the person (issue 35), in the real pi 1.6.0 offline: pi (RPC mode) is
-SIGKILLed while step 2 of 3 waits on the model; pi continued on that session (`--continue`, in RPC mode and in print
-mode) says what was cut off as the session opens, and the person's `/slash-chain resume` runs step 2 again and then
-step 3, never step 1; a new session in the same project resumes nothing. As the person sees it (the extension's
-lines) and as the model is handed it."""
+SIGKILLed while step 2 of 3 waits on the model; pi continued on that session (`--continue`, in RPC mode, in print
+mode and in the TUI) says what was cut off as the session opens, and the person's `/slash-chain resume` runs step 2
+again and then step 3, never step 1; a new session in the same project resumes nothing. As the person sees it (the
+extension's lines) and as the model is handed it."""
 
 import contextlib
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -17,7 +18,8 @@ import pytest
 
 from tests.support import shared_helpers
 from tests.support.openai_server import OpenAIServer, text
-from tests.support.pi_cli import Pi, Rpc, available
+from tests.support.pi_cli import CLI, NODE, Pi, Rpc, available
+from tests.support.tui import Tui
 
 pytestmark = [
     pytest.mark.engine,
@@ -123,4 +125,19 @@ def test_print_mode_continued_resumes_on_the_persons_word_and_a_new_session_resu
 
     fresh = cut.pi.run("/slash-chain resume", session=KEPT, SLASHKIT_PYTHON=sys.executable)
     assert fresh.stderr.splitlines() == [NOTHING], fresh.stderr
+    assert cut.told() == [["b"], ["c"]]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="no tmux: scripts/setup.sh installs it")
+def test_tui_continued_resumes_on_the_persons_word(cut: Cut) -> None:
+    tui = Tui([NODE, CLI, "--approve", "--continue"], cut.pi.env(), cut.pi.project, cut.pi.root / "tmux.sock")
+    try:
+        tui.wait(lambda s: CUT[:60] in s)
+        tui.type("/slash-chain resume")
+        screen = tui.wait(lambda s: "all 3 command(s) ran" in s, timeout=60)
+    finally:
+        tui.close()
+    (cut.pi.root / "screen-resumed.txt").write_text(screen)
+    shown = [line.strip() for line in screen.splitlines() if line.strip()]
+    assert shown.index("2/3: /tiny b") < shown.index("B.") < shown.index("3/3: /tiny c") < shown.index("C.")
     assert cut.told() == [["b"], ["c"]]
