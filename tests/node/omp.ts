@@ -27,7 +27,13 @@ export class FakeOmp {
   private readonly handlers = new Map<string, Handler[]>()
   private readonly sent: string[] = []
   private clock = 0
-  readonly context = { hasUI: true, ui: { notify: (text: string) => this.lines.push(text), setStatus: () => undefined }, isIdle: () => true }
+  readonly context = {
+    hasUI: true,
+    ui: { notify: (text: string) => this.lines.push(text), setStatus: () => undefined },
+    isIdle: () => true,
+    // omp's context has pi's session manager (its extension types, 18.2.3): a new session, no message yet.
+    sessionManager: { getSessionId: () => 'fake-omp-session', getEntries: () => [] },
+  }
 
   constructor() {
     omp(this.api() as never)

@@ -302,3 +302,13 @@ test("a saved chain's command with the helper gone goes on as typed, text to the
   assert.equal(pi.lines.length, 1)
   assert.ok(pi.lines[0]?.startsWith(UNAVAILABLE.split('{why}')[0] ?? '?'), pi.lines[0])
 })
+
+test('a session that already holds a message asks the core what was cut off and shows its line; a new one does not', async () => {
+  assert.deepEqual(starting.map(s => s.event), ['SavedAsked'])
+  pi.entries.push({ type: 'message' })
+  helper.answer = sent => (sent.event === 'Continued' ? { effects: [{ kind: 'log', text: 'the chain stopped at 2/3' }] } : {})
+  await pi.start()
+  assert.deepEqual(helper.events(), ['SavedAsked', 'Continued'])
+  assert.deepEqual(helper.sent[1]?.e, {})
+  assert.deepEqual(pi.lines, ['the chain stopped at 2/3'])
+})

@@ -27,6 +27,8 @@ export class FakePi {
   /** The commands extensions registered, with the description pi's menu shows; the status line's texts, in order. */
   readonly menu = new Map<string, string | undefined>()
   readonly statuses: (string | undefined)[] = []
+  /** The session's entries: none in a new session; a continued one holds its earlier messages (docs/pi.md). */
+  readonly entries: { type: string }[] = []
   /** Resolves once the `session_start` handlers returned (pi awaits them before the first prompt). */
   readonly started: Promise<void>
   private readonly handlers = new Map<string, Handler[]>()
@@ -50,6 +52,7 @@ export class FakePi {
     },
     isIdle: () => this.idle,
     waitForIdle: () => this.running,
+    sessionManager: { getSessionId: () => 'fake-pi-session', getEntries: () => this.entries },
     compact: (options: { onComplete?: () => void }) => {
       this.compactions += 1
       setTimeout(() => options.onComplete?.(), 1)

@@ -62,7 +62,9 @@ class NodeAgent:
 
     def env(self, **extra: str) -> dict[str, str]:
         """The agent's environment: its own HOME, agent folder and state, this clone's Python for the helper."""
-        keep = {k: v for k, v in os.environ.items() if k in ("LANG", "TERM", "SLASHKIT_PYTHON")}
+        # PYTHONPATH too: a clone tested beside another's editable install names its own sources there, and the
+        # helper the agent starts must import those.
+        keep = {k: v for k, v in os.environ.items() if k in ("LANG", "TERM", "SLASHKIT_PYTHON", "PYTHONPATH")}
         return {
             **keep,
             "PATH": f"{self.RUNTIME}:{os.environ.get('PATH', '')}",

@@ -10,7 +10,7 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -49,9 +49,11 @@ class Pi(NodeAgent):
     def tui_argv(self) -> list[str]:
         return [NODE, CLI, "--approve", "--no-session"]
 
-    def run(self, line: str, timeout: float = 60, **extra: str) -> subprocess.CompletedProcess[str]:
-        """`pi -p --approve LINE` in the project folder."""
-        argv = [NODE, CLI, "-p", "--approve", "--no-session", line]
+    def run(
+        self, line: str, timeout: float = 60, session: Sequence[str] = ("--no-session",), **extra: str
+    ) -> subprocess.CompletedProcess[str]:
+        """`pi -p --approve LINE` in the project folder; `session` as for `Rpc`."""
+        argv = [NODE, CLI, "-p", "--approve", *session, line]
         return subprocess.run(
             argv, cwd=self.project, env=self.env(**extra), capture_output=True, text=True, timeout=timeout, check=False
         )
@@ -60,8 +62,10 @@ class Pi(NodeAgent):
 class Rpc:
     """`pi --mode rpc --approve` in the project folder: JSONL commands on stdin, events on stdout (docs/pi.md)."""
 
-    def __init__(self, pi: Pi, **extra: str) -> None:
-        argv = [NODE, CLI, "--mode", "rpc", "--approve", "--no-session"]
+    def __init__(self, pi: Pi, session: Sequence[str] = ("--no-session",), **extra: str) -> None:
+        """`session` is pi's session options: none kept by default; `()` keeps a new one in the agent folder,
+        `("--continue",)` continues the newest one there."""
+        argv = [NODE, CLI, "--mode", "rpc", "--approve", *session]
         self.process = subprocess.Popen(
             argv, cwd=pi.project, env=pi.env(**extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )

@@ -29,7 +29,25 @@ const KILL_AFTER_MS = 2000
 
 /** What a session gives its host: where its lines and runs go, its own link to its own helper, and whether the
  * host ended it (an ended session starts no helper). */
-export type SessionCalls = Pick<Host, 'log' | 'toast' | 'run'> & { link: Link; gone: () => boolean }
+export type SessionCalls = Pick<Host, 'log' | 'toast' | 'run'> & { link: Link; gone: () => boolean; own?: () => Own }
+
+/**
+ * The session variables a shim knows of its session rather than of its process (pi's session id, which pi keeps in
+ * its API and never in its environment): each one named here is this value, or none when undefined, and never the
+ * process's. The process's would be another session's: pi exports its own id to what its `bash` tool starts, so a
+ * pi started there inherits its parent's.
+ */
+export type Own = Partial<Record<(typeof SESSION_VARIABLES)[number], string | undefined>>
+
+/** The session variables of this process, but those the shim knows (`Own`) as it knows them. */
+function variables(own: Own): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const name of SESSION_VARIABLES) {
+    const value = name in own ? own[name] : process.env[name]
+    if (value !== undefined) env[name] = value
+  }
+  return env
+}
 
 /**
  * The helpers this process started that still run: one set for the process, however many copies of this module the
@@ -133,7 +151,7 @@ export function whoami(): Promise<string | null> {
  * the temporary folder), and what this session brings: the variables the core reads, from this process, whose end
  * ends the session (the helper sees who connects).
  */
-export async function shared(): Promise<Shared | null> {
+export async function shared(own: Own = {}): Promise<Shared | null> {
   if (process.env[MODE_VARIABLE] === 'session') return null
   const runtime = process.env.XDG_RUNTIME_DIR ?? ''
   const uid = process.getuid?.()
@@ -142,21 +160,17 @@ export async function shared(): Promise<Shared | null> {
     : uid === undefined
       ? undefined
       : join(process.env.TMPDIR || '/tmp', `slashkit-${String(uid)}`)
-  const env: Record<string, string> = {}
-  for (const name of SESSION_VARIABLES) {
-    const value = process.env[name]
-    if (value !== undefined) env[name] = value
-  }
   return {
     socket: folder === undefined ? undefined : join(folder, SHARED_SOCKET),
-    opening: { options: facts.HELPER_OPTIONS, cwd: process.cwd(), env, owner: null },
+    opening: { options: facts.HELPER_OPTIONS, cwd: process.cwd(), env: variables(own), owner: null },
   }
 }
 
 /** The bridge client's host for one session of a Node-based host. */
 export function nodeHost(calls: SessionCalls): Host {
   return {
-    shared,
+    // Asked as the helper is to be started, by then the shim knows its session (pi: at `session_start`).
+    shared: () => shared(calls.own?.()),
     argv: [],
     locate,
     startTimeoutMs: facts.START_TIMEOUT_MS,
@@ -175,7 +189,14 @@ export function nodeHost(calls: SessionCalls): Host {
           reject(new Error('its session was deleted'))
           return
         }
-        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+        // A helper of the session's own reads the session's variables from its environment: the shim's own ones
+        // go there over the process's, as they go into a shared helper's opening.
+        const env = { ...process.env }
+        for (const [name, value] of Object.entries(calls.own?.() ?? {})) {
+          if (value === undefined) delete env[name]
+          else env[name] = value
+        }
+        const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
         helpers.add(child)
         child.on('error', err => {
           helpers.delete(child)

@@ -8,7 +8,7 @@
 import { CustomEditor, type ExtensionAPI, type ExtensionCommandContext, type ExtensionContext, type InputEventResult } from '@earendil-works/pi-coding-agent'
 import { ask, bounded, boundedInput, close, link, opensProgram, wanted, Work, type Answer, type Host, type Ticket } from './client.js'
 import * as facts from './host.js'
-import { enabled, nodeHost, switchedOn } from './node-host.js'
+import { enabled, nodeHost, switchedOn, type Own } from './node-host.js'
 import { STEP_OUTPUT } from './wire.js'
 
 /** The built-ins the extension API runs (`ctx.compact()`); the core hears them as `builtins`. */
@@ -45,9 +45,12 @@ export default function slashkit(pi: ExtensionAPI): void {
 
   /** A transcript line: the person sees it (a notice, or stderr without a UI); it never enters the model's context. */
   const line = (text: string): void => {
+    shown.push(text)
     if (ctx?.hasUI === true) ctx.ui.notify(text, 'info')
     else process.stderr.write(`${text}\n`)
   }
+  /** The lines shown during the exchange under way, if one keeps them (`slashChain`). */
+  let shown: string[] = []
 
   const compact = async (): Promise<string> => {
     // A self-command queued during a turn runs once the turn is over.
@@ -81,7 +84,11 @@ export default function slashkit(pi: ExtensionAPI): void {
     return Promise.resolve('')
   }
 
-  const node = nodeHost({ link: link(), gone: () => false, log: line, toast: line, run })
+  // The helper keys this session's journal by pi's session id (PI_SESSION_ID, as pi names it for its `bash` tool),
+  // which pi keeps on `--continue`, `--session` and `/resume` (docs/pi.md, measured on 1.6.0). Asked as the helper
+  // starts, after `session_start` gave the context; with none yet, the session journals nothing.
+  const own = (): Own => ({ PI_SESSION_ID: ctx?.sessionManager.getSessionId() })
+  const node = nodeHost({ link: link(), gone: () => false, log: line, toast: line, run, own })
   const host: Host = {
     ...node,
     // The running chain's step and the next one on pi's status line (the TUI's, RPC's `setStatus`); null clears it.
@@ -156,11 +163,16 @@ export default function slashkit(pi: ExtensionAPI): void {
     const reply = (await ask(host, 'LineTyped', { text, origin, enabled: enabled(), builtins: BUILTINS, commands: names() }))?.reply
     if (reply?.kind !== 'command.answer') return false
     line(reply.text)
-    if (ctx?.hasUI === true) return true
+    await ran()
+    return true
+  }
+
+  /** Without a UI, the program the core started: ended (the core cleared its status line), or its helper gone. */
+  const ran = async (): Promise<void> => {
+    if (ctx?.hasUI === true) return
     await drain()
     if (running) await new Promise<void>(done => ends.push(done))
     await drain()
-    return true
   }
 
   /**
@@ -191,8 +203,12 @@ export default function slashkit(pi: ExtensionAPI): void {
 
   /** `/slash-chain args` from this origin: the core answers, and decides whether that origin may switch chaining. */
   const slashChain = async (args: string, origin: string): Promise<void> => {
+    shown = []
     const reply = (await ask(host, 'ChainCommandTyped', { args, enabled: enabled(), origin, commands: names() }))?.reply
-    line(reply?.kind === 'command.answer' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer'))
+    const answer = reply?.kind === 'command.answer' ? reply.text : facts.UNAVAILABLE.replace('{why}', 'no answer')
+    // The core both logs and answers `resumed: …`, for a host that shows a command's answer apart from its lines
+    // (Claude Code); pi shows both as the same notices, so a line already shown is not shown twice.
+    if (!shown.includes(answer)) line(answer)
   }
 
   // `/slash-chain` is read here, not registered as a pi command: pi runs an extension's command before any event
@@ -205,6 +221,8 @@ export default function slashkit(pi: ExtensionAPI): void {
     const own = new RegExp(`^/${facts.CHAIN_COMMAND}(?:\\s+([\\s\\S]*))?$`).exec(e.text)
     if (own !== null) {
       await slashChain(own[1] ?? '', originOf(e.source))
+      // `/slash-chain resume` starts the cut-off program from a timer, and `pi -p` ends once this input returned.
+      await ran()
       return { action: 'handled' }
     }
     if (e.source === 'extension') return { action: 'continue' }
@@ -233,8 +251,9 @@ export default function slashkit(pi: ExtensionAPI): void {
       return Object.defineProperty(editor, 'onSubmit', { get: () => offer, set: (to?: (text: string) => void) => (submit = to) })
     })
     // pi awaits this handler before it takes the first prompt (`pi -p`, RPC), and lists what it registered in the
-    // TUI's menu (measured on 1.6.0).
-    offered = offerSaved()
+    // TUI's menu (measured on 1.6.0). A continued session is told what its previous process left cut off before
+    // the person's first line, which `input` holds until then.
+    offered = offerSaved().then(() => (continued(c) ? ask(host, 'Continued', {}).then(() => undefined) : undefined))
     await offered
   })
 
@@ -309,6 +328,16 @@ function toolAnswer(answer: Answer): { content: { type: 'text'; text: string }[]
  */
 function originOf(source: string): string {
   return source === 'interactive' || source === 'rpc' ? 'composer' : source
+}
+
+/**
+ * Whether pi opened a session that already holds a message: one it continues (`--continue`, `--resume`, `--session`,
+ * the TUI's `/resume`), which keeps its id. pi names no such start at startup (`reason` is `startup` for `--continue`
+ * as for a new session, measured on 1.6.0), and a new session holds no message at its start, nor does its file
+ * exist. A fork holds messages under a new id, whose journal holds nothing: asking costs one read.
+ */
+function continued(c: ExtensionContext): boolean {
+  return c.sessionManager.getEntries().some(entry => entry.type === 'message')
 }
 
 /** The command and its args of a typed `/name args` whose args hold a chain (the core's separator), else undefined. */
