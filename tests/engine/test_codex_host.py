@@ -304,3 +304,30 @@ def test_a_saved_chain_of_the_project_runs_by_name_and_a_restricted_step_from_it
         assert "Bob" in first.all_text() and second.user_texts()[-2].startswith("Carol")
 
     with_codex([text("Hello Bob!"), text("Hello Carol!")], body)
+
+
+def test_a_shell_step_the_person_typed_runs_in_the_project_and_its_status_decides() -> None:
+    """`!cmd` on the Codex host (issue 34): run by the harness in-process, in the session's folder, not through
+    Codex's tools (so no approval is asked); a failing one goes on by its operators, and one from outside the
+    person's typing runs nothing."""
+
+    async def body(session: CodexSession, model: OpenAIServer, home: CodexHome) -> None:
+        events = await chain(session, "/greet Bob && !touch made.txt && !sh -c 'echo oops; exit 3' || /greet Carol")
+        assert (home.project / "made.txt").exists()
+        assert lines(events) == [
+            "1/4: /greet Bob",
+            "2/4: !touch made.txt",
+            "3/4: !sh -c 'echo oops; exit 3'",
+            "oops",
+            "!sh failed: it exited with status 3",
+            "4/4: /greet Carol",
+            "ended: 3 succeeded, 1 failed, 0 skipped",
+        ]
+        assert [(e.index, e.text) for e in events if isinstance(e, Output)] == [(1, "Hello Bob!"), (4, "Hello Carol!")]
+        assert len(model.main_requests) == 2
+
+        refused = await chain(session, "/greet Dan && !touch theirs.txt", by_person=False)
+        assert not (home.project / "theirs.txt").exists()
+        assert any("a shell step runs only on the person's word" in line for line in lines(refused)), refused
+
+    with_codex([text("Hello Bob!"), text("Hello Carol!"), text("Hello Dan!")], body)
