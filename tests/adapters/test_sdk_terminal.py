@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from slashkit.adapters.harness.events import StepEnd
 from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, json_of, played
 from slashkit.adapters.sdk import ChainEnded, Line, Outcome, Output, StepEnded, StepStarted, Tally
 from slashkit.adapters.sdk.terminal import extra_args
@@ -58,7 +59,7 @@ def test_a_prompt_that_failed_is_named_as_typed_and_a_command_with_its_slash() -
         assert err.getvalue() == f"slashkit: {named} failed: API Error: down\n"
 
 
-def test_a_run_that_does_not_end_in_time_or_whose_host_ended_first_exits_4_saying_so() -> None:
+def test_a_run_that_does_not_end_in_time_exits_124_and_one_whose_host_ended_first_exits_4_saying_so() -> None:
     async def hangs() -> Ended:
         await asyncio.sleep(60)
         return "ran"
@@ -69,14 +70,34 @@ def test_a_run_that_does_not_end_in_time_or_whose_host_ended_first_exits_4_sayin
     def why(error: Exception) -> list[str]:
         return [f"the host ended first: {error}", "it said: bye"]
 
-    for play, said in (
-        (hangs, "slashkit: no end after 0.05 s\n"),
-        (host_gone, "slashkit: the host ended first: pipe closed\nslashkit: it said: bye\n"),
+    for play, said, expected in (
+        (hangs, "slashkit: no end after 0.05 s\n", 124),
+        (host_gone, "slashkit: the host ended first: pipe closed\nslashkit: it said: bye\n", 4),
     ):
         out, err = io.StringIO(), io.StringIO()
         status = asyncio.run(exit_status(play(), Printer(out, err, as_json=True), 0.05, (ConnectionError,), why))
-        assert (status, err.getvalue()) == (4, said)
-        assert json.loads(out.getvalue())["exit"] == 4
+        assert (status, err.getvalue()) == (expected, said)
+        assert json.loads(out.getvalue())["exit"] == expected
+
+
+def test_a_typed_line_that_started_nothing_exits_2_saying_why_and_a_step_that_failed_exits_1() -> None:
+    async def answered(how: StepEnd) -> Ended:
+        async def events() -> AsyncIterator[object]:
+            yield StepEnded(0, Step("", "until /check; do /fix"), how, "not run: do opens a list that ends with done")
+
+        return await played(events(), printer)
+
+    ends: tuple[tuple[StepEnd, int, str], ...] = (
+        ("refused", 2, "refused: not run"),
+        ("failed", 1, "until /check; do /fix failed: not"),
+    )
+    for how, exit, said in ends:
+        out, err = io.StringIO(), io.StringIO()
+        printer = Printer(out, err, as_json=True)
+        status = asyncio.run(exit_status(answered(how), printer, 5, (), lambda _: []))
+        assert status == exit
+        assert err.getvalue().startswith(f"slashkit: {said}"), err.getvalue()
+        assert json.loads(out.getvalue().splitlines()[-1])["exit"] == exit
 
 
 class Terminal(io.StringIO):

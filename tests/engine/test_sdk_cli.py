@@ -317,15 +317,22 @@ def test_each_exit_status_the_help_names_for_run_is_what_run_does(tmp_path: Path
     broken = tmp_path / "claude"
     broken.write_text("#!/bin/sh\nexit 7\n")
     broken.chmod(0o755)
-    ends_with = {
-        0: ["/cost"],
-        1: ["/context && /nosuch"],
-        2: ["cost"],
-        4: ["/cost", "--claude", str(broken)],
-    }
-    assert set(ends_with) == exit_statuses(help_text)["run"]
-    with ModelServer() as model:
-        for status, args in ends_with.items():
-            ran = slashkit_run(tmp_path / str(status), model, *args)
+    ends_with = [
+        (0, ["/cost"]),
+        (1, ["/context && /nosuch"]),
+        (2, ["cost"]),
+        # A line that reads as a program but does not parse: refused, nothing sent.
+        (2, ["until /context; do /cost"]),
+        (4, ["/cost", "--claude", str(broken)]),
+        # The model's answer never comes (the server holds it).
+        (124, ["/greet Bob && /cost", "--timeout", "8"]),
+    ]
+    assert {status for status, _ in ends_with} == exit_statuses(help_text)["run"]
+    hold = threading.Event()
+    with ModelServer([text("too late", hold=hold)]) as model:
+        for n, (status, args) in enumerate(ends_with):
+            ran = slashkit_run(tmp_path / str(n), model, *args)
             assert ran.returncode == status, (args, ran.stderr)
             assert "Traceback" not in ran.stderr
+        hold.set()
+    assert ran.stderr.splitlines()[-1] == "slashkit: no end after 8 s"

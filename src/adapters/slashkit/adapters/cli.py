@@ -24,8 +24,9 @@ EXIT_STATUS = """\
 exit status:
   run           0 the chain ended with success as its last status, as a shell's $?, or a command
                   alone ran; 1 the chain ended with a failure or was cancelled, or the command alone
-                  failed; 2 bad usage; 4 Claude Code (or Codex) could not start or exited first, or
-                  the timeout passed
+                  failed; 2 bad usage, or the line was refused and nothing ran (it does not read, a
+                  project chain to approve first, a command that may not run); 4 Claude Code (or
+                  Codex) could not start or exited first; 124 --timeout passed
   play          0 the chain ended with success as its last status, or a command alone ran; 1 it ended
                   with a failure, or the command alone failed; 2 bad usage
   claude-code   0 done; 1 a file or folder could not be written; 2 bad usage

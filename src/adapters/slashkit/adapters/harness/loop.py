@@ -272,7 +272,7 @@ class Harness(Generic[M]):
             case m.CommandAnswer(answer):
                 # The typed command itself is not to run (the refusal rule), or a saved chain or a program started:
                 # the chain goes on from a timer. Nothing started (a line that does not read, a file to approve
-                # first, a command refused): the typed text failed, and says why.
+                # first, a command refused): the typed text was refused, and says why.
                 for event in self._answer(step, answer, ran=chain_of(moved) is not None):
                     yield event
             case _:
@@ -423,9 +423,9 @@ class Harness(Generic[M]):
         self._agenda.move(run_ended(query.token, ended.how, ended.output))
 
     def _answer(self, step: Step, text: str, index: int = 0, ran: bool = True) -> list[Event | M]:
-        """The typed text answered without a query: `ran`, or it failed (`text` says why)."""
+        """The typed text answered without a query: `ran`, or it was refused (`text` says why)."""
         return [
             Output(index, text),
-            StepEnded(index, step, "ran" if ran else "failed", text),
+            StepEnded(index, step, "ran" if ran else "refused", text),
             *self._agenda.flush(None),
         ]

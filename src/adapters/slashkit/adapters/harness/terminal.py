@@ -25,15 +25,20 @@ from slashkit.adapters.harness.events import (
 from slashkit.adapters.harness.loop import SessionSettings
 from slashkit.core.chain import Step
 
-Ended = Literal["ran", "single", "single_failed", "stopped", "cancelled", "exited", "timeout"]
+Ended = Literal["ran", "single", "single_failed", "stopped", "cancelled", "refused", "exited", "timeout"]
+#: The exit status of each way a run ends (README.md, "Exit status"). A refused line is 2, as bad usage is: the
+#: caller wrote something that cannot run, and running it again unchanged cannot succeed. A timeout is 124, as
+#: coreutils' `timeout` reports it, so CI tells a hung run from a failed one. 4 stays for a host that could not
+#: start or ended first: neither the chain's outcome nor the caller's mistake.
 EXIT: Final[Mapping[Ended, int]] = {
     "ran": 0,
     "single": 0,
     "single_failed": 1,
     "stopped": 1,
     "cancelled": 1,
+    "refused": 2,
     "exited": 4,
-    "timeout": 4,
+    "timeout": 124,
 }
 _CONVERTER: Final = make_converter()
 
@@ -109,7 +114,8 @@ async def exit_status(
 
 async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:
     """Prints a run's events as they come and tells how it ended: as its chain ended, or, for a command typed
-    alone (index 0 is outside a chain), as that command's step ended."""
+    alone (index 0 is outside a chain), as that command's step ended, or as refused when the typed line started
+    nothing."""
     ended: Ended = "single"
     alone = True
     async for event in events:
@@ -117,6 +123,10 @@ async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:
         match event:
             case ChainEnded():
                 ended = ended_by(event)
+            case StepEnded(index=0, how="refused") if alone:
+                alone = False
+                ended = "refused"
+                printer.problem(f"refused: {first_line(event.output)}")
             case StepEnded(index=0) if alone:
                 alone = False
                 if not event.ok:
