@@ -213,13 +213,14 @@ def test_run_refuses_a_chain_longer_than_a_query_may_hold_in_one_line() -> None:
     assert last == "slashkit run: error: a chain holds at most 100,000 characters, not 120,016"
 
 
+@pytest.mark.parametrize("option", ["--timeout", "--step-timeout"])
 @pytest.mark.parametrize("timeout", ["nan", "inf", "-5", "0", "five"])
-def test_run_refuses_a_timeout_that_is_not_a_finite_number_above_zero(timeout: str) -> None:
-    refused = slashkit("run", "/cost", "--claude", "/bin/true", "--timeout", timeout)
+def test_run_refuses_a_timeout_that_is_not_a_finite_number_above_zero(option: str, timeout: str) -> None:
+    refused = slashkit("run", "/cost", "--claude", "/bin/true", option, timeout)
     assert refused.returncode == 2
     assert refused.stderr.splitlines()[0].startswith("usage: slashkit run")
     assert refused.stderr.splitlines()[-1] == (
-        f"slashkit run: error: argument --timeout: must be a finite number of seconds above 0, not {timeout!r}"
+        f"slashkit run: error: argument {option}: must be a finite number of seconds above 0, not {timeout!r}"
     )
 
 

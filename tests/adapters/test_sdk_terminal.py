@@ -192,3 +192,38 @@ def test_json_mode_writes_ascii_json_that_reads_back_as_the_text_was() -> None:
         {"event": "notice", "text": HOSTILE},
         {"event": "outcome", "outcome": "ran", "exit": 0},
     ]
+
+
+def test_a_step_that_shows_no_progress_for_the_step_timeout_is_ended_and_the_run_exits_124() -> None:
+    async def stalls() -> AsyncIterator[object]:
+        yield StepStarted(1, 2, Step("a", ""))
+        yield StepEnded(1, Step("a", ""), "ran", "")
+        yield StepStarted(2, 2, Step("review", "the diff"))
+        await asyncio.sleep(60)
+        yield StepEnded(2, Step("review", "the diff"), "answer", "too late")
+
+    out, err = io.StringIO(), io.StringIO()
+    printer = Printer(out, err, as_json=True)
+    assert asyncio.run(exit_status(played(stalls(), printer, 0.1), printer, 5, (), lambda _: [])) == 124
+    assert err.getvalue() == (
+        "slashkit: step 2/2: /review the diff showed no progress for 0.1 s, so it was ended (--step-timeout)\n"
+    )
+    assert json.loads(out.getvalue().splitlines()[-1]) == {"event": "outcome", "outcome": "step_timeout", "exit": 124}
+
+
+def test_a_step_that_keeps_making_progress_or_a_wait_between_steps_is_not_ended_by_the_step_timeout() -> None:
+    async def slow_but_alive() -> AsyncIterator[object]:
+        yield StepStarted(1, 2, Step("a", ""))
+        for _ in range(6):
+            # Each message of the host's (here a plain object) is progress.
+            await asyncio.sleep(0.05)
+            yield object()
+        yield StepEnded(1, Step("a", ""), "answer", "")
+        # A program's `sleep` between steps: no step runs.
+        await asyncio.sleep(0.3)
+        yield StepStarted(2, 2, Step("b", ""))
+        yield StepEnded(2, Step("b", ""), "ran", "")
+        yield ChainEnded(Outcome("success", False, Tally(succeeded=2)))
+
+    printer = Printer(io.StringIO(), io.StringIO(), as_json=False)
+    assert asyncio.run(played(slow_but_alive(), printer, 0.15)) == "ran"

@@ -336,3 +336,32 @@ def test_each_exit_status_the_help_names_for_run_is_what_run_does(tmp_path: Path
             assert "Traceback" not in ran.stderr
         hold.set()
     assert ran.stderr.splitlines()[-1] == "slashkit: no end after 8 s"
+
+
+def test_a_step_whose_model_stalls_is_ended_at_the_step_timeout_and_the_run_exits_124(tmp_path: Path) -> None:
+    hold = threading.Event()
+    with ModelServer([text("too late", hold=hold)]) as model:
+        command, env = run_command(tmp_path, model, "/cost && /greet Bob && /usage", "--step-timeout", "4")
+        started = time.monotonic()
+        running = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not model.main_requests and time.monotonic() < deadline:
+                time.sleep(0.1)
+            claude = children(running.pid)
+            out, err = running.communicate(timeout=90)
+        finally:
+            running.kill()
+            hold.set()
+        took = time.monotonic() - started
+    # Claude Code, whose query stalled, was ended with the run.
+    assert claude and gone(claude)
+    assert running.returncode == 124, err
+    assert err.splitlines()[-1] == (
+        "slashkit: step 2/3: /greet Bob showed no progress for 4 s, so it was ended (--step-timeout)"
+    )
+    shown = out.splitlines()
+    assert "2/3: /greet Bob" in shown and "3/3: /usage" not in shown, out
+    # Ended by the step's stall, long before the whole run's --timeout (600 s by default).
+    assert took < 60
+    assert len(model.main_requests) == 1

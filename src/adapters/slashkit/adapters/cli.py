@@ -8,7 +8,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from slashkit.adapters import __version__
 from slashkit.adapters.claude_code import plugins
@@ -26,7 +26,8 @@ exit status:
                   alone ran; 1 the chain ended with a failure or was cancelled, or the command alone
                   failed; 2 bad usage, or the line was refused and nothing ran (it does not read, a
                   project chain to approve first, a command that may not run); 4 Claude Code (or
-                  Codex) could not start or exited first; 124 --timeout passed
+                  Codex) could not start or exited first; 124 --timeout passed, or a step showed no
+                  progress for --step-timeout and was ended
   play          0 the chain ended with success as its last status, or a command alone ran; 1 it ended
                   with a failure, or the command alone failed; 2 bad usage
   claude-code   0 done; 1 a file or folder could not be written; 2 bad usage
@@ -131,7 +132,8 @@ def _claude_code(args: argparse.Namespace) -> int:
 
 
 def _seconds(text: str) -> float:
-    """The --timeout type: a finite number of seconds above 0 (float() alone takes nan, inf and -5)."""
+    """The --timeout and --step-timeout type: a finite number of seconds above 0 (float() alone takes nan, inf and
+    -5)."""
     try:
         seconds = float(text)
     except ValueError:
@@ -180,6 +182,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--timeout", type=_seconds, default=600.0, help="give up after this many seconds, above 0 (default 600)"
+    )
+    run.add_argument(
+        "--step-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="end a step that shows no progress (no message from the host) for this many seconds, and exit 124",
     )
     run.add_argument("--json", action="store_true", help="print JSON lines: one object per event, the last the outcome")
     run.add_argument("--model", help="the model for the session (Claude Code's --model)")
@@ -455,11 +463,8 @@ def _run(usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: 
         print(f"slashkit: no claude on PATH; running the Claude Code {found.version} {found.by}", file=sys.stderr)
 
     settings = terminal.Settings(
-        chain=args.chain,
-        cwd=cwd,
+        **_every_host(args, cwd),
         claude=claude,
-        timeout=args.timeout,
-        json=args.json,
         model=args.model,
         permission_mode=args.permission_mode,
         allowed_tools=tuple(t.strip() for t in args.allowed_tools.split(",") if t.strip()),
@@ -481,10 +486,18 @@ def _run_codex(usage: argparse.ArgumentParser, args: argparse.Namespace, cwd: Pa
     codex = args.codex or os.environ.get("SLASHKIT_CODEX") or shutil.which("codex")
     if codex is None:
         usage.error("no Codex CLI: install @openai/codex, or pass --codex PATH")
-    settings = terminal.Settings(
-        chain=args.chain, cwd=cwd, codex=codex, timeout=args.timeout, json=args.json, codex_args=tuple(codex_args)
-    )
-    return terminal.run(settings)
+    return terminal.run(terminal.Settings(**_every_host(args, cwd), codex=codex, codex_args=tuple(codex_args)))
+
+
+def _every_host(args: argparse.Namespace, cwd: Path) -> dict[str, Any]:
+    """The settings of `run` that every host's `Settings` takes alike."""
+    return {
+        "chain": args.chain,
+        "cwd": cwd,
+        "timeout": args.timeout,
+        "json": args.json,
+        "step_timeout": args.step_timeout,
+    }
 
 
 def _play(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -24,6 +24,8 @@ class Settings:
     codex: str
     timeout: float
     json: bool = False
+    #: End a step that shows no progress for this many seconds (None: never).
+    step_timeout: float | None = None
     codex_args: tuple[str, ...] = ()
 
 
@@ -45,4 +47,4 @@ def _ended_first(error: Exception) -> list[str]:
 async def _play(settings: Settings, printer: Printer) -> Ended:
     codex = [settings.codex, *settings.codex_args]
     async with CodexSession(codex, cwd=str(settings.cwd.resolve()), **persons_settings(os.environ)) as session:
-        return await played(session.run(settings.chain), printer)
+        return await played(session.run(settings.chain), printer, settings.step_timeout)

@@ -25,7 +25,9 @@ from slashkit.adapters.harness.events import (
 from slashkit.adapters.harness.loop import SessionSettings
 from slashkit.core.chain import Step
 
-Ended = Literal["ran", "single", "single_failed", "stopped", "cancelled", "refused", "exited", "timeout"]
+Ended = Literal[
+    "ran", "single", "single_failed", "stopped", "cancelled", "refused", "exited", "timeout", "step_timeout"
+]
 #: The exit status of each way a run ends (README.md, "Exit status"). A refused line is 2, as bad usage is: the
 #: caller wrote something that cannot run, and running it again unchanged cannot succeed. A timeout is 124, as
 #: coreutils' `timeout` reports it, so CI tells a hung run from a failed one. 4 stays for a host that could not
@@ -39,6 +41,7 @@ EXIT: Final[Mapping[Ended, int]] = {
     "refused": 2,
     "exited": 4,
     "timeout": 124,
+    "step_timeout": 124,
 }
 _CONVERTER: Final = make_converter()
 
@@ -112,14 +115,37 @@ async def exit_status(
     return EXIT[ended]
 
 
-async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:
+async def played(events: AsyncIterator[object], printer: "Printer", step_timeout: float | None = None) -> Ended:
     """Prints a run's events as they come and tells how it ended: as its chain ended, or, for a command typed
     alone (index 0 is outside a chain), as that command's step ended, or as refused when the typed line started
-    nothing."""
+    nothing.
+
+    With `step_timeout`, a step or command that shows no progress (no event at all, the host's own messages
+    included) for that many seconds is ended: the events are no longer read, which ends the running query (and a
+    shell step's process group) as a Ctrl-C does, and the run is `step_timeout`. Only a running step is timed: a
+    program's `sleep` between steps waits as long as it says (the whole run's --timeout still bounds it)."""
     ended: Ended = "single"
     alone = True
-    async for event in events:
+    #: The step or command running now, as the person reads it, or None between steps.
+    running: str | None = None
+    while True:
+        try:
+            async with asyncio.timeout(step_timeout if running is not None else None):
+                event = await anext(events)
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            printer.progress_done()
+            printer.problem(f"{running} showed no progress for {step_timeout:g} s, so it was ended (--step-timeout)")
+            return "step_timeout"
         printer.show(event)
+        match event:
+            case StepStarted():
+                running = f"step {event.line}"
+            case CommandStarted():
+                running = event.step.name
+            case StepEnded():
+                running = None
         match event:
             case ChainEnded():
                 ended = ended_by(event)

@@ -30,6 +30,8 @@ class Settings:
     claude: str
     timeout: float
     json: bool = False
+    #: End a step that shows no progress for this many seconds (None: never).
+    step_timeout: float | None = None
     model: str | None = None
     permission_mode: str | None = None
     allowed_tools: tuple[str, ...] = ()
@@ -72,7 +74,7 @@ async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
 
 async def _play(settings: Settings, printer: "Printer", stderr: Callable[[str], None]) -> Ended:
     async with SlashSession(options(settings, stderr), **persons_settings(os.environ)) as session:
-        return await played(session.run(settings.chain), printer)
+        return await played(session.run(settings.chain), printer, settings.step_timeout)
 
 
 def options(settings: Settings, stderr: Callable[[str], None] = lambda _: None) -> ClaudeAgentOptions:
@@ -86,6 +88,10 @@ def options(settings: Settings, stderr: Callable[[str], None] = lambda _: None) 
         allowed_tools=list(settings.allowed_tools),
         extra_args=extra_args(settings.claude_args),
         stderr=stderr,
+        # Without them, the SDK hands on the model's text only once a whole block of it is written: a long answer
+        # still streaming would look like a step that makes no progress. Each streamed piece is a message, which
+        # --step-timeout counts as progress.
+        include_partial_messages=settings.step_timeout is not None,
     )
 
 
