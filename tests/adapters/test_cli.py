@@ -372,3 +372,9 @@ def test_play_runs_no_shell_a_shell_step_ends_well_unless_fail_names_it(
     assert not made.exists()
     assert main(["play", "/a && !npm test && /b", "--fail", "!npm"]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "stopped after !npm: --fail said so; not run: /b"
+
+
+def test_run_takes_json_or_jsonl_not_both() -> None:
+    refused = slashkit("run", "/cost", "--claude", "/bin/true", "--json", "--jsonl")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.splitlines()[-1] == "slashkit run: error: argument --jsonl: not allowed with argument --json"

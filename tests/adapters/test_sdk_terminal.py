@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from slashkit.adapters.harness.events import StepEnd
-from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, json_of, played
-from slashkit.adapters.sdk import ChainEnded, Line, Outcome, Output, StepEnded, StepStarted, Tally
+from slashkit.adapters.harness.terminal import Ended, JsonlPrinter, Printer, Reported, exit_status, json_of, played
+from slashkit.adapters.sdk import ChainEnded, CommandStarted, Line, Outcome, Output, StepEnded, StepStarted, Tally
 from slashkit.adapters.sdk.terminal import extra_args
 from slashkit.core.chain import Step
 
@@ -227,3 +227,114 @@ def test_a_step_that_keeps_making_progress_or_a_wait_between_steps_is_not_ended_
 
     printer = Printer(io.StringIO(), io.StringIO(), as_json=False)
     assert asyncio.run(played(slow_but_alive(), printer, 0.15)) == "ran"
+
+
+def jsonl(out: io.StringIO) -> list[dict[str, object]]:
+    """The JSONL lines written, without the keys that change from run to run (`run`, `at`, `duration_ms`), checked
+    for their type here."""
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    runs = {line.pop("run") for line in lines}
+    assert len(runs) == 1
+    for line in lines:
+        assert isinstance(line.pop("at"), str)
+        assert "duration_ms" not in line or isinstance(line.pop("duration_ms"), int)
+    return lines
+
+
+def test_jsonl_streams_the_runs_start_each_steps_start_and_end_with_its_cost_and_the_runs_end() -> None:
+    async def events() -> AsyncIterator[object]:
+        greet, cost = Step("greet", "Bob"), Step("cost", "")
+        yield Line("1/2: /greet Bob")
+        yield StepStarted(1, 2, greet)
+        yield Output(1, "Hello Bob!")
+        # The host's own message: the session has cost 0.25 $ so far, this query's tokens.
+        yield Reported({"input_tokens": 100, "output_tokens": 3}, 0.25)
+        yield StepEnded(1, greet, "answer", "Hello Bob!")
+        yield StepStarted(2, 2, cost)
+        yield Reported({"input_tokens": 0}, 0.25)
+        yield StepEnded(2, cost, "error", "API Error")
+        yield ChainEnded(Outcome("failure", False, Tally(succeeded=1, failed=1)))
+
+    out, err = io.StringIO(), io.StringIO()
+    printer = JsonlPrinter(out, err, run="r1", host="test", chain="/greet Bob && /cost", reported=_as_reported)
+    printer.begin("s1")
+    assert asyncio.run(exit_status(played(events(), printer), printer, 5, (), lambda _: [])) == 1
+    assert jsonl(out) == [
+        {"event": "run_start", "session": "s1", "host": "test", "chain": "/greet Bob && /cost"},
+        {"event": "step_start", "index": 1, "total": 2, "step": "1/2: /greet Bob", "command": "greet", "args": "Bob"},
+        {
+            "event": "step_end",
+            "index": 1,
+            "step": "1/2: /greet Bob",
+            "status": "success",
+            "how": "answer",
+            "output": "Hello Bob!",
+            "tokens": {"input_tokens": 100, "output_tokens": 3},
+            "cost_usd": 0.25,
+        },
+        {"event": "step_start", "index": 2, "total": 2, "step": "2/2: /cost", "command": "cost", "args": ""},
+        {
+            "event": "step_end",
+            "index": 2,
+            "step": "2/2: /cost",
+            "status": "failure",
+            "how": "error",
+            "output": "API Error",
+            "tokens": {"input_tokens": 0},
+            "cost_usd": 0.0,
+        },
+        {"event": "run_end", "exit": 1, "outcome": "stopped", "cost_usd": 0.25},
+    ]
+    assert err.getvalue() == ""
+
+
+def _as_reported(event: object) -> Reported | None:
+    return event if isinstance(event, Reported) else None
+
+
+def test_jsonl_ends_a_stalled_step_as_a_timeout_and_says_why_a_line_was_refused() -> None:
+    async def stalls() -> AsyncIterator[object]:
+        yield CommandStarted(Step("review", ""))
+        await asyncio.sleep(60)
+
+    async def refused() -> AsyncIterator[object]:
+        yield StepEnded(0, Step("", "until /a; do /b"), "refused", "not run: done was expected")
+
+    ended = []
+    for events, step_timeout in ((stalls, 0.05), (refused, None)):
+        out = io.StringIO()
+        printer = JsonlPrinter(out, io.StringIO(), run="r", host="test", chain="x")
+        asyncio.run(exit_status(played(events(), printer, step_timeout), printer, 5, (), lambda _: []))
+        ended.append(jsonl(out))
+    assert ended[0][1:] == [
+        {"event": "step_start", "index": 0, "total": None, "step": "/review", "command": "review", "args": ""},
+        {"event": "step_end", "index": 0, "step": "/review", "status": "timeout", "how": None, "output": ""},
+        {"event": "run_end", "exit": 124, "outcome": "step_timeout"},
+    ]
+    # No session was named before the run ended: run_start still comes first.
+    assert ended[1] == [
+        {"event": "run_start", "session": None, "host": "test", "chain": "x"},
+        {"event": "run_end", "exit": 2, "outcome": "refused", "why": "not run: done was expected"},
+    ]
+
+
+def test_jsonl_ends_with_exit_130_when_the_run_is_interrupted() -> None:
+    async def interrupted() -> int:
+        async def waits() -> AsyncIterator[object]:
+            yield CommandStarted(Step("review", ""))
+            await asyncio.sleep(60)
+
+        run = asyncio.ensure_future(exit_status(played(waits(), printer), printer, 5, (), lambda _: []))
+        await asyncio.sleep(0.05)
+        run.cancel()  # as asyncio.run does on Ctrl-C
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        return 130
+
+    out = io.StringIO()
+    printer = JsonlPrinter(out, io.StringIO(), run="r", host="test", chain="x")
+    asyncio.run(interrupted())
+    assert jsonl(out)[-2:] == [
+        {"event": "step_end", "index": 0, "step": "/review", "status": "interrupted", "how": None, "output": ""},
+        {"event": "run_end", "exit": 130, "outcome": "interrupted"},
+    ]

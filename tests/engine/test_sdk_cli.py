@@ -365,3 +365,37 @@ def test_a_step_whose_model_stalls_is_ended_at_the_step_timeout_and_the_run_exit
     # Ended by the step's stall, long before the whole run's --timeout (600 s by default).
     assert took < 60
     assert len(model.main_requests) == 1
+
+
+def test_run_jsonl_streams_the_run_and_each_step_with_the_tokens_and_cost_claude_code_reports(tmp_path: Path) -> None:
+    # --step-timeout too: the model's answer then streams in pieces (partial messages), which must change nothing.
+    with ModelServer([text("Hello Bob!"), text("Hi Carol!")]) as model:
+        ran = slashkit_run(
+            tmp_path, model, "/greet Bob && /cost && /greet Carol && /nosuch", "--jsonl", "--step-timeout", "60"
+        )
+    assert ran.returncode == 1, ran.stderr
+    lines = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert [(o["event"], o.get("step"), o.get("status")) for o in lines] == [
+        ("run_start", None, None),
+        ("step_start", "1/4: /greet Bob", None),
+        ("step_end", "1/4: /greet Bob", "success"),
+        ("step_start", "2/4: /cost", None),
+        ("step_end", "2/4: /cost", "success"),
+        ("step_start", "3/4: /greet Carol", None),
+        ("step_end", "3/4: /greet Carol", "success"),
+        ("step_start", "4/4: /nosuch", None),
+        ("step_end", "4/4: /nosuch", "failure"),
+        ("run_end", None, None),
+    ]
+    start, greeted, costed, carol, nosuch, end = lines[0], lines[2], lines[4], lines[6], lines[8], lines[-1]
+    assert len({o["run"] for o in lines}) == 1
+    # The session id is Claude Code's own: its transcript is saved under it.
+    assert list(tmp_path.rglob(f"projects/*/{start['session']}.jsonl")), start
+    assert greeted["output"] == "Hello Bob!" and greeted["tokens"]["input_tokens"] > 0
+    assert greeted["tokens"]["output_tokens"] > 0 and greeted["cost_usd"] > 0
+    # A local command costs nothing; each step's cost is its own, not the session's running total.
+    assert costed["cost_usd"] == 0 and costed["tokens"]["input_tokens"] == 0
+    assert carol["cost_usd"] > 0 and end["cost_usd"] == pytest.approx(greeted["cost_usd"] + carol["cost_usd"])
+    assert nosuch["output"] == "Unknown command: /nosuch" and "tokens" not in nosuch
+    assert all(isinstance(o["duration_ms"], int) and o["duration_ms"] >= 0 for o in (greeted, costed, end))
+    assert (end["exit"], end["outcome"]) == (1, "stopped")

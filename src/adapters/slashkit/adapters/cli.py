@@ -189,7 +189,16 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="end a step that shows no progress (no message from the host) for this many seconds, and exit 124",
     )
-    run.add_argument("--json", action="store_true", help="print JSON lines: one object per event, the last the outcome")
+    shown = run.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--json", action="store_true", help="print JSON lines: one object per event, the last the outcome"
+    )
+    shown.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="stream JSON lines for CI: run_start (run and session id), each step's step_start and step_end "
+        "(status, duration, tokens and cost where the host reports them), run_end (the exit status); docs/ci.md",
+    )
     run.add_argument("--model", help="the model for the session (Claude Code's --model)")
     run.add_argument(
         "--permission-mode",
@@ -496,6 +505,7 @@ def _every_host(args: argparse.Namespace, cwd: Path) -> dict[str, Any]:
         "cwd": cwd,
         "timeout": args.timeout,
         "json": args.json,
+        "jsonl": args.jsonl,
         "step_timeout": args.step_timeout,
     }
 
