@@ -378,3 +378,26 @@ def test_run_takes_json_or_jsonl_not_both() -> None:
     refused = slashkit("run", "/cost", "--claude", "/bin/true", "--json", "--jsonl")
     assert (refused.returncode, refused.stdout) == (2, "")
     assert refused.stderr.splitlines()[-1] == "slashkit run: error: argument --jsonl: not allowed with argument --json"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["run"], "the chain is required, unless --resume RUN_ID goes on with a run"),
+        (["run", "/cost", "--resume", "r1"], "--resume goes on with a run as it was: give no chain with it"),
+        (["run", "--resume", "r1", "--host", "codex"], "--resume goes on with a run on Claude Code, not Codex"),
+    ],
+)
+def test_run_takes_a_chain_or_resume_not_both(args: list[str], said: str) -> None:
+    refused = slashkit(*args, "--claude", "/bin/true")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.splitlines()[-1] == f"slashkit run: error: {said}"
+
+
+def test_resuming_a_run_the_journal_does_not_hold_cut_off_exits_2_saying_so(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
+    refused = slashkit("run", "--resume", "nosuch-run", "--claude", "/bin/true", env=env)
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        "slashkit run: error: no run nosuch-run was cut off (one that ended, or was resumed to its end, is done)\n"
+    )

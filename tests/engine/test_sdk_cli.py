@@ -399,3 +399,42 @@ def test_run_jsonl_streams_the_run_and_each_step_with_the_tokens_and_cost_claude
     assert nosuch["output"] == "Unknown command: /nosuch" and "tokens" not in nosuch
     assert all(isinstance(o["duration_ms"], int) and o["duration_ms"] >= 0 for o in (greeted, costed, end))
     assert (end["exit"], end["outcome"]) == (1, "stopped")
+
+
+def test_a_run_killed_mid_step_goes_on_with_resume_its_step_again_then_the_rest_never_the_one_before(
+    tmp_path: Path,
+) -> None:
+    hold = threading.Event()
+    script = [text("Hello Bob!"), text("Hello Carol!", hold=hold), text("Hello Carol, again!"), text("Hello Dan!")]
+    with ModelServer(script) as model:
+        command, env = run_command(tmp_path, model, "/greet Bob && /greet Carol && /greet Dan", "--jsonl")
+        # Its own process group, killed whole: as a crash, or a CI runner that kills the job, would.
+        running = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        assert running.stdout is not None
+        start = json.loads(running.stdout.readline())
+        deadline = time.monotonic() + 60
+        while len(model.main_requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.killpg(running.pid, signal.SIGKILL)
+        running.wait(timeout=30)
+        hold.set()
+        again = [*command[: command.index("run") + 1], "--resume", start["run"], "--jsonl"]
+        resumed = subprocess.run(again, env=env, capture_output=True, text=True, timeout=120)
+        asked = [r.last_user_text() for r in model.main_requests]
+        done = subprocess.run(again, env=env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = [json.loads(line) for line in resumed.stdout.splitlines()]
+    assert (lines[0]["run"], lines[0]["session"]) == (start["run"], start["session"])
+    assert [(o["event"], o["step"], o.get("output")) for o in lines if o["event"].startswith("step")] == [
+        ("step_start", "2/3: /greet Carol", None),
+        ("step_end", "2/3: /greet Carol", "Hello Carol, again!"),
+        ("step_start", "3/3: /greet Dan", None),
+        ("step_end", "3/3: /greet Dan", "Hello Dan!"),
+    ]
+    assert ["Greet Bob" in a for a in asked] == [True, False, False, False], asked
+    assert "Greet Carol" in asked[2] and "Greet Dan" in asked[3], asked
+    # Gone on to its end, it is done: nothing is left to resume.
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        f"slashkit run: error: no run {start['run']} was cut off (one that ended, or was resumed to its end, is done)"
+    )

@@ -4,6 +4,7 @@ or JSON lines), a progress line on a terminal's stderr while a step waits, and t
 import asyncio
 import logging
 import os
+import secrets
 import sys
 import uuid
 from collections import deque
@@ -14,6 +15,7 @@ from typing import Final, TextIO
 from attrs import frozen
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, ResultMessage
 
+from slashkit.adapters import journal
 from slashkit.adapters.harness.terminal import (
     Ended,
     JsonlPrinter,
@@ -24,8 +26,10 @@ from slashkit.adapters.harness.terminal import (
     persons_settings,
     played,
 )
+from slashkit.adapters.journal import SessionJournal
 from slashkit.adapters.sdk.events import Message
 from slashkit.adapters.sdk.session import SlashSession
+from slashkit.core.chain_machine import Cut
 
 #: The token counts of a ResultMessage's `usage` that `--jsonl` writes, by their names there.
 _TOKENS: Final = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -51,6 +55,39 @@ class Settings:
     permission_mode: str | None = None
     allowed_tools: tuple[str, ...] = ()
     claude_args: tuple[str, ...] = ()
+    #: The run `--resume RUN_ID` goes on with (None: a new run of `chain`).
+    resume: "Resumed | None" = None
+
+
+@frozen
+class Resumed:
+    """A run cut off by a crash or a timeout, as the journal holds it: its id, the Claude Code session it ran in,
+    and its program as it stood when its running step started."""
+
+    run: str
+    session: str
+    cut: Cut
+
+
+#: The journal's name for the host of `slashkit run`'s programs: apart from the Claude Code plugin's, so that
+#: `claude --continue` in the same session never offers a run of slashkit's, and `--resume` never takes the plugin's.
+JOURNAL_HOST: Final = "slashkit-run"
+
+
+def resumed(run_id: str, env: Mapping[str, str]) -> "tuple[Resumed, Path] | str":
+    """The run `run_id` and its project folder, as the journal holds it, or why it cannot be resumed."""
+    # The codec (cattrs) is needed only here.
+    from cattrs import ClassValidationError
+
+    from slashkit.adapters.run_codec import read_cut
+
+    try:
+        entry = journal.default(env).of_run(run_id)
+        if entry is None or entry.host != JOURNAL_HOST:
+            return f"no run {run_id} was cut off (one that ended, or was resumed to its end, is done)"
+        return Resumed(run_id, entry.session, read_cut(entry.state, entry.id)), Path(entry.project)
+    except (journal.JournalError, ValueError, TypeError, ClassValidationError) as err:
+        return f"cannot resume {run_id}: the journal of running chains is unavailable ({err})"
 
 
 def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -75,8 +112,9 @@ def _without_closed_loop_leftover(unraisable: "sys.UnraisableHookArgs") -> None:
 
 
 async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
+    run_id = settings.resume.run if settings.resume is not None else str(uuid.uuid4())
     printer = (
-        JsonlPrinter(out, err, run=str(uuid.uuid4()), host="claude-code", chain=settings.chain, reported=reported)
+        JsonlPrinter(out, err, run=run_id, host="claude-code", chain=settings.chain, reported=reported)
         if settings.jsonl
         else Printer(out, err, settings.json)
     )
@@ -87,13 +125,22 @@ async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
         told = [f"Claude Code said: {line[:_STDERR_LINE_CHARS]}" for line in said]
         return [f"Claude Code ended first: {first_line(str(error))}", *told]
 
-    play = _play(settings, printer, said.append)
+    play = _play(settings, run_id, printer, said.append)
     return await exit_status(play, printer, settings.timeout, (ClaudeSDKError,), ended_first)
 
 
-async def _play(settings: Settings, printer: "Printer", stderr: Callable[[str], None]) -> Ended:
-    session_id, extra = session_to_start(settings.claude_args) if settings.jsonl else (None, {})
+async def _play(settings: Settings, run_id: str, printer: "Printer", stderr: Callable[[str], None]) -> Ended:
+    cut = settings.resume
+    # A resumed run goes on in its own session (Claude Code's --resume), where the model sees what it did before.
+    session_id, extra = (cut.session, {"resume": cut.session}) if cut else session_to_start(settings.claude_args)
     async with SlashSession(options(settings, stderr, extra), **persons_settings(os.environ)) as session:
+        # Each program's name starts with the run's id, which `--resume` is given; a resumed run's own programs get
+        # a part of their own, so that going on never overwrites the entry it goes on from.
+        prefix = run_id if cut is None else f"{run_id}-{secrets.token_hex(4)}"
+        where = (JOURNAL_HOST, session_id or "", str(settings.cwd.resolve()))
+        session.journal_to(SessionJournal(journal.default(os.environ), where, 0.0, prefix))
+        if cut is not None:
+            session.offer(cut.cut)
         if isinstance(printer, JsonlPrinter):
             printer.begin(session_id)
         return await played(session.run(settings.chain), printer, settings.step_timeout)
