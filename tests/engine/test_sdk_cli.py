@@ -281,15 +281,17 @@ AS_FOREGROUND = [
 ]
 
 
-def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jsonl", [False, True], ids=["text", "jsonl"])
+def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path: Path, jsonl: bool) -> None:
     hold = threading.Event()
     with ModelServer([text("Hello Bob!", hold=hold)]) as model:
-        command, env = run_command(tmp_path, model, "/greet Bob && /cost")
+        command, env = run_command(tmp_path, model, "/greet Bob && /cost", *(["--jsonl"] if jsonl else []))
         running = subprocess.Popen(
             [*AS_FOREGROUND, *command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         assert running.stdout is not None and running.stderr is not None
-        assert running.stdout.readline() == "1/2: /greet Bob\n"
+        first = running.stdout.readline()
+        assert json.loads(first)["event"] == "run_start" if jsonl else first == "1/2: /greet Bob\n"
         deadline = time.monotonic() + 60
         while not model.main_requests and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -303,11 +305,18 @@ def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path
             running.kill()
             said = running.stderr.read()[-4000:]
             pytest.fail(f"slashkit run did not end 60 s after SIGINT; its children {left}; stderr: {said}")
-        said = running.stderr.read()
+        said, shown = running.stderr.read(), running.stdout.read()
         hold.set()
     assert status == 130, said
     assert "Traceback" not in said and "KeyboardInterrupt" not in said
     assert started and gone(started)
+    if jsonl:
+        # The stream still ends: the step cut off, then the run's end with its exit status.
+        ended = [json.loads(line) for line in shown.splitlines()[-2:]]
+        assert [(o["event"], o.get("status"), o.get("exit")) for o in ended] == [
+            ("step_end", "interrupted", None),
+            ("run_end", None, 130),
+        ], shown
 
 
 def test_each_exit_status_the_help_names_for_run_is_what_run_does(tmp_path: Path) -> None:
@@ -438,3 +447,19 @@ def test_a_run_killed_mid_step_goes_on_with_resume_its_step_again_then_the_rest_
     assert done.stderr.splitlines()[-1] == (
         f"slashkit run: error: no run {start['run']} was cut off (one that ended, or was resumed to its end, is done)"
     )
+
+
+def test_a_run_ended_at_its_step_timeout_goes_on_with_resume(tmp_path: Path) -> None:
+    hold = threading.Event()
+    with ModelServer([text("too late", hold=hold), text("Hello Bob!")]) as model:
+        command, env = run_command(tmp_path, model, "/greet Bob && /cost", "--jsonl", "--step-timeout", "4")
+        stalled = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        hold.set()
+        run_id = json.loads(stalled.stdout.splitlines()[0])["run"]
+        again = [*command[: command.index("run") + 1], "--resume", run_id]
+        resumed = subprocess.run(again, env=env, capture_output=True, text=True, timeout=120)
+    assert stalled.returncode == 124, stalled.stderr
+    assert resumed.returncode == 0, resumed.stderr
+    shown = resumed.stdout.splitlines()
+    assert shown[-1] == "all 2 command(s) ran", resumed.stdout
+    assert "  Hello Bob!" in shown and shown.index("  Hello Bob!") < shown.index("2/2: /cost"), resumed.stdout
