@@ -29,7 +29,8 @@ def test_help_names_every_command_and_the_exit_statuses() -> None:
 
 
 def exit_statuses(help_text: str) -> dict[str, set[int]]:
-    """The exit statuses the help names for each command: `{"run": {0, 1, 2, 4}, ..., "every command": {130, 141}}`."""
+    """The exit statuses the help names for each command: `{"run": {0, 1, 2, 4, 124}, ..., "every command": {130,
+    141}}`."""
     block = help_text.split("exit status:\n", 1)[1].split("\n\n", 1)[0]
     statuses: dict[str, set[int]] = {}
     command = ""
@@ -45,7 +46,7 @@ def test_the_help_and_the_readme_name_the_same_exit_statuses() -> None:
     assert EXIT_STATUS in slashkit("--help").stdout
     assert EXIT_STATUS in (ROOT / "README.md").read_text()
     assert exit_statuses(EXIT_STATUS + "\n") == {
-        "run": {0, 1, 2, 4},
+        "run": {0, 1, 2, 4, 124},
         "play": {0, 1, 2},
         "claude-code": {0, 1, 2},
         "opencode": {0, 1, 2},
@@ -212,13 +213,14 @@ def test_run_refuses_a_chain_longer_than_a_query_may_hold_in_one_line() -> None:
     assert last == "slashkit run: error: a chain holds at most 100,000 characters, not 120,016"
 
 
+@pytest.mark.parametrize("option", ["--timeout", "--step-timeout"])
 @pytest.mark.parametrize("timeout", ["nan", "inf", "-5", "0", "five"])
-def test_run_refuses_a_timeout_that_is_not_a_finite_number_above_zero(timeout: str) -> None:
-    refused = slashkit("run", "/cost", "--claude", "/bin/true", "--timeout", timeout)
+def test_run_refuses_a_timeout_that_is_not_a_finite_number_above_zero(option: str, timeout: str) -> None:
+    refused = slashkit("run", "/cost", "--claude", "/bin/true", option, timeout)
     assert refused.returncode == 2
     assert refused.stderr.splitlines()[0].startswith("usage: slashkit run")
     assert refused.stderr.splitlines()[-1] == (
-        f"slashkit run: error: argument --timeout: must be a finite number of seconds above 0, not {timeout!r}"
+        f"slashkit run: error: argument {option}: must be a finite number of seconds above 0, not {timeout!r}"
     )
 
 
@@ -370,3 +372,32 @@ def test_play_runs_no_shell_a_shell_step_ends_well_unless_fail_names_it(
     assert not made.exists()
     assert main(["play", "/a && !npm test && /b", "--fail", "!npm"]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "stopped after !npm: --fail said so; not run: /b"
+
+
+def test_run_takes_json_or_jsonl_not_both() -> None:
+    refused = slashkit("run", "/cost", "--claude", "/bin/true", "--json", "--jsonl")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.splitlines()[-1] == "slashkit run: error: argument --jsonl: not allowed with argument --json"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["run"], "the chain is required, unless --resume RUN_ID goes on with a run"),
+        (["run", "/cost", "--resume", "r1"], "--resume goes on with a run as it was: give no chain with it"),
+        (["run", "--resume", "r1", "--host", "codex"], "--resume goes on with a run on Claude Code, not Codex"),
+    ],
+)
+def test_run_takes_a_chain_or_resume_not_both(args: list[str], said: str) -> None:
+    refused = slashkit(*args, "--claude", "/bin/true")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.splitlines()[-1] == f"slashkit run: error: {said}"
+
+
+def test_resuming_a_run_the_journal_does_not_hold_cut_off_exits_2_saying_so(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
+    refused = slashkit("run", "--resume", "nosuch-run", "--claude", "/bin/true", env=env)
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        "slashkit run: error: no run nosuch-run was cut off (one that ended, or was resumed to its end, is done)\n"
+    )

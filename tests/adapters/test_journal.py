@@ -38,6 +38,25 @@ def test_a_written_run_is_read_back_until_it_finishes(tmp_path: Path) -> None:
     assert journal.in_project("/work/p", within_s=3600) == []
 
 
+def test_a_slashkit_run_is_found_by_its_id_newest_program_first_and_only_while_cut_off(tmp_path: Path) -> None:
+    now = [1000.0]
+    journal = Journal(tmp_path / "runs.sqlite3", clock=lambda: now[0])
+    journal.write("run_1-1", WHERE, {"step": 1})
+    now[0] += 1
+    # A resumed run's programs: the run's id, then a part of their own.
+    journal.write("run_1-ab12-1", WHERE, {"step": 2})
+    # Another run whose id the first one's starts, and one whose id would match it as a LIKE pattern.
+    journal.write("run_10-1", WHERE, {"step": 9})
+    journal.write("runX1-1", WHERE, {"step": 9})
+
+    found = journal.of_run("run_1")
+    assert found is not None and (found.id, found.state) == ("run_1-ab12-1", {"step": 2})
+    journal.finish("run_1-ab12-1")
+    journal.finish("run_1-1")
+    assert journal.of_run("run_1") is None
+    assert journal.of_run("run") is None
+
+
 def test_a_run_older_than_the_limit_is_not_offered(tmp_path: Path) -> None:
     now = [1000.0]
     journal = Journal(tmp_path / "runs.sqlite3", clock=lambda: now[0])

@@ -281,15 +281,17 @@ AS_FOREGROUND = [
 ]
 
 
-def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jsonl", [False, True], ids=["text", "jsonl"])
+def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path: Path, jsonl: bool) -> None:
     hold = threading.Event()
     with ModelServer([text("Hello Bob!", hold=hold)]) as model:
-        command, env = run_command(tmp_path, model, "/greet Bob && /cost")
+        command, env = run_command(tmp_path, model, "/greet Bob && /cost", *(["--jsonl"] if jsonl else []))
         running = subprocess.Popen(
             [*AS_FOREGROUND, *command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         assert running.stdout is not None and running.stderr is not None
-        assert running.stdout.readline() == "1/2: /greet Bob\n"
+        first = running.stdout.readline()
+        assert json.loads(first)["event"] == "run_start" if jsonl else first == "1/2: /greet Bob\n"
         deadline = time.monotonic() + 60
         while not model.main_requests and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -303,11 +305,18 @@ def test_ctrl_c_ends_run_with_130_no_traceback_and_nothing_left_running(tmp_path
             running.kill()
             said = running.stderr.read()[-4000:]
             pytest.fail(f"slashkit run did not end 60 s after SIGINT; its children {left}; stderr: {said}")
-        said = running.stderr.read()
+        said, shown = running.stderr.read(), running.stdout.read()
         hold.set()
     assert status == 130, said
     assert "Traceback" not in said and "KeyboardInterrupt" not in said
     assert started and gone(started)
+    if jsonl:
+        # The stream still ends: the step cut off, then the run's end with its exit status.
+        ended = [json.loads(line) for line in shown.splitlines()[-2:]]
+        assert [(o["event"], o.get("status"), o.get("exit")) for o in ended] == [
+            ("step_end", "interrupted", None),
+            ("run_end", None, 130),
+        ], shown
 
 
 def test_each_exit_status_the_help_names_for_run_is_what_run_does(tmp_path: Path) -> None:
@@ -317,15 +326,140 @@ def test_each_exit_status_the_help_names_for_run_is_what_run_does(tmp_path: Path
     broken = tmp_path / "claude"
     broken.write_text("#!/bin/sh\nexit 7\n")
     broken.chmod(0o755)
-    ends_with = {
-        0: ["/cost"],
-        1: ["/context && /nosuch"],
-        2: ["cost"],
-        4: ["/cost", "--claude", str(broken)],
-    }
-    assert set(ends_with) == exit_statuses(help_text)["run"]
-    with ModelServer() as model:
-        for status, args in ends_with.items():
-            ran = slashkit_run(tmp_path / str(status), model, *args)
+    ends_with = [
+        (0, ["/cost"]),
+        (1, ["/context && /nosuch"]),
+        (2, ["cost"]),
+        # A line that reads as a program but does not parse: refused, nothing sent.
+        (2, ["until /context; do /cost"]),
+        (4, ["/cost", "--claude", str(broken)]),
+        # The model's answer never comes (the server holds it).
+        (124, ["/greet Bob && /cost", "--timeout", "8"]),
+    ]
+    assert {status for status, _ in ends_with} == exit_statuses(help_text)["run"]
+    hold = threading.Event()
+    with ModelServer([text("too late", hold=hold)]) as model:
+        for n, (status, args) in enumerate(ends_with):
+            ran = slashkit_run(tmp_path / str(n), model, *args)
             assert ran.returncode == status, (args, ran.stderr)
             assert "Traceback" not in ran.stderr
+        hold.set()
+    assert ran.stderr.splitlines()[-1] == "slashkit: no end after 8 s"
+
+
+def test_a_step_whose_model_stalls_is_ended_at_the_step_timeout_and_the_run_exits_124(tmp_path: Path) -> None:
+    hold = threading.Event()
+    with ModelServer([text("too late", hold=hold)]) as model:
+        command, env = run_command(tmp_path, model, "/cost && /greet Bob && /usage", "--step-timeout", "4")
+        started = time.monotonic()
+        running = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not model.main_requests and time.monotonic() < deadline:
+                time.sleep(0.1)
+            claude = children(running.pid)
+            out, err = running.communicate(timeout=90)
+        finally:
+            running.kill()
+            hold.set()
+        took = time.monotonic() - started
+    # Claude Code, whose query stalled, was ended with the run.
+    assert claude and gone(claude)
+    assert running.returncode == 124, err
+    assert err.splitlines()[-1] == (
+        "slashkit: step 2/3: /greet Bob showed no progress for 4 s, so it was ended (--step-timeout)"
+    )
+    shown = out.splitlines()
+    assert "2/3: /greet Bob" in shown and "3/3: /usage" not in shown, out
+    # Ended by the step's stall, long before the whole run's --timeout (600 s by default).
+    assert took < 60
+    assert len(model.main_requests) == 1
+
+
+def test_run_jsonl_streams_the_run_and_each_step_with_the_tokens_and_cost_claude_code_reports(tmp_path: Path) -> None:
+    # --step-timeout too: the model's answer then streams in pieces (partial messages), which must change nothing.
+    with ModelServer([text("Hello Bob!"), text("Hi Carol!")]) as model:
+        ran = slashkit_run(
+            tmp_path, model, "/greet Bob && /cost && /greet Carol && /nosuch", "--jsonl", "--step-timeout", "60"
+        )
+    assert ran.returncode == 1, ran.stderr
+    lines = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert [(o["event"], o.get("step"), o.get("status")) for o in lines] == [
+        ("run_start", None, None),
+        ("step_start", "1/4: /greet Bob", None),
+        ("step_end", "1/4: /greet Bob", "success"),
+        ("step_start", "2/4: /cost", None),
+        ("step_end", "2/4: /cost", "success"),
+        ("step_start", "3/4: /greet Carol", None),
+        ("step_end", "3/4: /greet Carol", "success"),
+        ("step_start", "4/4: /nosuch", None),
+        ("step_end", "4/4: /nosuch", "failure"),
+        ("run_end", None, None),
+    ]
+    start, greeted, costed, carol, nosuch, end = lines[0], lines[2], lines[4], lines[6], lines[8], lines[-1]
+    assert len({o["run"] for o in lines}) == 1
+    # The session id is Claude Code's own: its transcript is saved under it.
+    assert list(tmp_path.rglob(f"projects/*/{start['session']}.jsonl")), start
+    assert greeted["output"] == "Hello Bob!" and greeted["tokens"]["input_tokens"] > 0
+    assert greeted["tokens"]["output_tokens"] > 0 and greeted["cost_usd"] > 0
+    # A local command costs nothing; each step's cost is its own, not the session's running total.
+    assert costed["cost_usd"] == 0 and costed["tokens"]["input_tokens"] == 0
+    assert carol["cost_usd"] > 0 and end["cost_usd"] == pytest.approx(greeted["cost_usd"] + carol["cost_usd"])
+    assert nosuch["output"] == "Unknown command: /nosuch" and "tokens" not in nosuch
+    assert all(isinstance(o["duration_ms"], int) and o["duration_ms"] >= 0 for o in (greeted, costed, end))
+    assert (end["exit"], end["outcome"]) == (1, "stopped")
+
+
+def test_a_run_killed_mid_step_goes_on_with_resume_its_step_again_then_the_rest_never_the_one_before(
+    tmp_path: Path,
+) -> None:
+    hold = threading.Event()
+    script = [text("Hello Bob!"), text("Hello Carol!", hold=hold), text("Hello Carol, again!"), text("Hello Dan!")]
+    with ModelServer(script) as model:
+        command, env = run_command(tmp_path, model, "/greet Bob && /greet Carol && /greet Dan", "--jsonl")
+        # Its own process group, killed whole: as a crash, or a CI runner that kills the job, would.
+        running = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        assert running.stdout is not None
+        start = json.loads(running.stdout.readline())
+        deadline = time.monotonic() + 60
+        while len(model.main_requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.killpg(running.pid, signal.SIGKILL)
+        running.wait(timeout=30)
+        hold.set()
+        again = [*command[: command.index("run") + 1], "--resume", start["run"], "--jsonl"]
+        resumed = subprocess.run(again, env=env, capture_output=True, text=True, timeout=120)
+        asked = [r.last_user_text() for r in model.main_requests]
+        done = subprocess.run(again, env=env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = [json.loads(line) for line in resumed.stdout.splitlines()]
+    assert (lines[0]["run"], lines[0]["session"]) == (start["run"], start["session"])
+    assert [(o["event"], o["step"], o.get("output")) for o in lines if o["event"].startswith("step")] == [
+        ("step_start", "2/3: /greet Carol", None),
+        ("step_end", "2/3: /greet Carol", "Hello Carol, again!"),
+        ("step_start", "3/3: /greet Dan", None),
+        ("step_end", "3/3: /greet Dan", "Hello Dan!"),
+    ]
+    assert ["Greet Bob" in a for a in asked] == [True, False, False, False], asked
+    assert "Greet Carol" in asked[2] and "Greet Dan" in asked[3], asked
+    # Gone on to its end, it is done: nothing is left to resume.
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        f"slashkit run: error: no run {start['run']} was cut off (one that ended, or was resumed to its end, is done)"
+    )
+
+
+def test_a_run_ended_at_its_step_timeout_goes_on_with_resume(tmp_path: Path) -> None:
+    hold = threading.Event()
+    with ModelServer([text("too late", hold=hold), text("Hello Bob!")]) as model:
+        command, env = run_command(tmp_path, model, "/greet Bob && /cost", "--jsonl", "--step-timeout", "4")
+        stalled = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        hold.set()
+        run_id = json.loads(stalled.stdout.splitlines()[0])["run"]
+        again = [*command[: command.index("run") + 1], "--resume", run_id]
+        resumed = subprocess.run(again, env=env, capture_output=True, text=True, timeout=120)
+    assert stalled.returncode == 124, stalled.stderr
+    assert resumed.returncode == 0, resumed.stderr
+    shown = resumed.stdout.splitlines()
+    assert shown[-1] == "all 2 command(s) ran", resumed.stdout
+    assert "  Hello Bob!" in shown and shown.index("  Hello Bob!") < shown.index("2/2: /cost"), resumed.stdout

@@ -92,8 +92,8 @@ def test_a_line_that_looks_like_a_program_but_does_not_parse_says_where_and_send
     assert host.sent == []
     [said] = [e.text for e in events if isinstance(e, Output)]
     assert said.startswith("not run: ")
-    # Nothing ran: the typed line failed, so `slashkit run` exits 1, not 0.
-    assert [e.how for e in events if isinstance(e, StepEnded)] == ["failed"]
+    # Nothing ran: the typed line was refused, so `slashkit run` exits 2, neither 0 nor a step's failure (1).
+    assert [e.how for e in events if isinstance(e, StepEnded)] == ["refused"]
 
 
 def test_a_while_stops_at_the_cap_the_person_set_in_their_shell(tmp_path: Path) -> None:

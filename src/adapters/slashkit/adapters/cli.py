@@ -8,7 +8,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from slashkit.adapters import __version__
 from slashkit.adapters.claude_code import plugins
@@ -17,6 +17,7 @@ from slashkit.adapters.memory import Local, MemoryHost, Prompt, Throws, host
 from slashkit.adapters.opencode import install as opencode
 from slashkit.adapters.pi import install as pi
 from slashkit.core.grammar import starts_program
+from slashkit.core.texts import CHAIN_COMMAND
 
 #: What each command's exit status means; README.md, "Exit status", holds the same block, and
 #: tests/adapters/test_cli.py runs each command to each status.
@@ -24,8 +25,10 @@ EXIT_STATUS = """\
 exit status:
   run           0 the chain ended with success as its last status, as a shell's $?, or a command
                   alone ran; 1 the chain ended with a failure or was cancelled, or the command alone
-                  failed; 2 bad usage; 4 Claude Code (or Codex) could not start or exited first, or
-                  the timeout passed
+                  failed; 2 bad usage, or the line was refused and nothing ran (it does not read, a
+                  project chain to approve first, a command that may not run), or --resume names no
+                  run cut off; 4 Claude Code (or Codex) could not start or exited first; 124 --timeout
+                  passed, or a step showed no progress for --step-timeout and was ended
   play          0 the chain ended with success as its last status, or a command alone ran; 1 it ended
                   with a failure, or the command alone failed; 2 bad usage
   claude-code   0 done; 1 a file or folder could not be written; 2 bad usage
@@ -130,7 +133,8 @@ def _claude_code(args: argparse.Namespace) -> int:
 
 
 def _seconds(text: str) -> float:
-    """The --timeout type: a finite number of seconds above 0 (float() alone takes nan, inf and -5)."""
+    """The --timeout and --step-timeout type: a finite number of seconds above 0 (float() alone takes nan, inf and
+    -5)."""
     try:
         seconds = float(text)
     except ValueError:
@@ -161,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "chain",
+        nargs="?",
         help='the commands, as typed: "/a x && /b y", one command alone, a saved chain by name ("/ship Bob", '
         "from the project's .slashkit/chains/ship.md), or a program that opens a loop or a group "
         '("for w in a b; do /x $w; done", "until /check; do /fix; done")',
@@ -172,6 +177,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the agent CLI: Claude Code on the Agent SDK (default), or Codex's app-server (docs/codex.md)",
     )
     run.add_argument("--codex", help="the Codex CLI (default: $SLASHKIT_CODEX, else `codex` on PATH)")
+    run.add_argument(
+        "--resume",
+        metavar="RUN_ID",
+        help="go on with a run cut off by a crash or a timeout (its id: --jsonl's run_start): its interrupted step "
+        "runs again, then the rest, in the same Claude Code session and project; no chain with it",
+    )
     run.add_argument("--cwd", default=".", help="the project folder the session runs in (default: here)")
     run.add_argument(
         "--claude",
@@ -180,7 +191,22 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--timeout", type=_seconds, default=600.0, help="give up after this many seconds, above 0 (default 600)"
     )
-    run.add_argument("--json", action="store_true", help="print JSON lines: one object per event, the last the outcome")
+    run.add_argument(
+        "--step-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="end a step that shows no progress (no message from the host) for this many seconds, and exit 124",
+    )
+    shown = run.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--json", action="store_true", help="print JSON lines: one object per event, the last the outcome"
+    )
+    shown.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="stream JSON lines for CI: run_start (run and session id), each step's step_start and step_end "
+        "(status, duration, tokens and cost where the host reports them), run_end (the exit status); docs/ci.md",
+    )
     run.add_argument("--model", help="the model for the session (Claude Code's --model)")
     run.add_argument(
         "--permission-mode",
@@ -426,22 +452,61 @@ def _run(usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: 
     cwd = Path(args.cwd)
     if not cwd.is_dir():
         usage.error(f"--cwd {cwd} is not a folder")
+    if args.resume is not None:
+        return _resume(usage, args, claude_args)
+    if args.chain is None:
+        usage.error("the chain is required, unless --resume RUN_ID goes on with a run")
     if not (args.chain.startswith("/") or starts_program(args.chain)):
         usage.error(f"a chain starts with a slash command or opens a loop or a group, as typed: {args.chain[:200]!r}")
     if args.host == "codex":
         return _run_codex(usage, args, cwd, claude_args)
     if args.codex is not None:
         usage.error("--codex is for --host codex")
+    _need_sdk(usage)
+    from slashkit.adapters.sdk import terminal
+    from slashkit.adapters.sdk.session import MAX_TYPED
+
+    if len(args.chain) > MAX_TYPED:
+        usage.error(f"a chain holds at most {MAX_TYPED:,} characters, not {len(args.chain):,}")
+    return terminal.run(terminal.Settings(**_every_host(args, cwd), **_claude_settings(usage, args, claude_args)))
+
+
+def _resume(usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: Sequence[str]) -> int:
+    """`run --resume RUN_ID`: the run's program goes on in its own session and project."""
+    if args.chain is not None:
+        usage.error("--resume goes on with a run as it was: give no chain with it")
+    if args.host != "claude-code":
+        usage.error("--resume goes on with a run on Claude Code, not Codex")
+    _need_sdk(usage)
+    from slashkit.adapters.sdk import terminal
+
+    found = terminal.resumed(args.resume, os.environ)
+    if isinstance(found, str):
+        # Nothing to go on with: the caller's mistake or a journal that cannot be read, as a refused line is.
+        print(f"slashkit run: error: {found}", file=sys.stderr)
+        return 2
+    resumed, project = found
+    every = {**_every_host(args, project), "chain": f"/{CHAIN_COMMAND} resume"}
+    return terminal.run(terminal.Settings(**every, **_claude_settings(usage, args, claude_args), resume=resumed))
+
+
+def _need_sdk(usage: argparse.ArgumentParser) -> None:
+    """Imports the SDK host, or says how to get the SDK (a usage error)."""
     # The SDK's import costs ~0.7 s (measured on claude-agent-sdk 0.2.184): only `run` pays it.
     try:
-        from slashkit.adapters.sdk import bundled, terminal
-        from slashkit.adapters.sdk.session import MAX_TYPED
+        from slashkit.adapters.sdk import terminal  # noqa: F401
     except ModuleNotFoundError as missing:
         if missing.name != "claude_agent_sdk":
             raise
         usage.error("run needs the Claude Agent SDK: pip install 'slashkit[sdk]'")
-    if len(args.chain) > MAX_TYPED:
-        usage.error(f"a chain holds at most {MAX_TYPED:,} characters, not {len(args.chain):,}")
+
+
+def _claude_settings(
+    usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: Sequence[str]
+) -> dict[str, Any]:
+    """The settings of `run` on Claude Code alone: the CLI, and what goes to it."""
+    from slashkit.adapters.sdk import bundled, terminal
+
     refused = terminal.refused_args(claude_args)
     if refused:
         usage.error(f"Claude Code takes options after --, not {' '.join(map(repr, refused))}")
@@ -453,18 +518,13 @@ def _run(usage: argparse.ArgumentParser, args: argparse.Namespace, claude_args: 
         claude = str(found.path)
         print(f"slashkit: no claude on PATH; running the Claude Code {found.version} {found.by}", file=sys.stderr)
 
-    settings = terminal.Settings(
-        chain=args.chain,
-        cwd=cwd,
-        claude=claude,
-        timeout=args.timeout,
-        json=args.json,
-        model=args.model,
-        permission_mode=args.permission_mode,
-        allowed_tools=tuple(t.strip() for t in args.allowed_tools.split(",") if t.strip()),
-        claude_args=tuple(claude_args),
-    )
-    return terminal.run(settings)
+    return {
+        "claude": claude,
+        "model": args.model,
+        "permission_mode": args.permission_mode,
+        "allowed_tools": tuple(t.strip() for t in args.allowed_tools.split(",") if t.strip()),
+        "claude_args": tuple(claude_args),
+    }
 
 
 def _run_codex(usage: argparse.ArgumentParser, args: argparse.Namespace, cwd: Path, codex_args: Sequence[str]) -> int:
@@ -480,10 +540,19 @@ def _run_codex(usage: argparse.ArgumentParser, args: argparse.Namespace, cwd: Pa
     codex = args.codex or os.environ.get("SLASHKIT_CODEX") or shutil.which("codex")
     if codex is None:
         usage.error("no Codex CLI: install @openai/codex, or pass --codex PATH")
-    settings = terminal.Settings(
-        chain=args.chain, cwd=cwd, codex=codex, timeout=args.timeout, json=args.json, codex_args=tuple(codex_args)
-    )
-    return terminal.run(settings)
+    return terminal.run(terminal.Settings(**_every_host(args, cwd), codex=codex, codex_args=tuple(codex_args)))
+
+
+def _every_host(args: argparse.Namespace, cwd: Path) -> dict[str, Any]:
+    """The settings of `run` that every host's `Settings` takes alike."""
+    return {
+        "chain": args.chain,
+        "cwd": cwd,
+        "timeout": args.timeout,
+        "json": args.json,
+        "jsonl": args.jsonl,
+        "step_timeout": args.step_timeout,
+    }
 
 
 def _play(usage: argparse.ArgumentParser, args: argparse.Namespace) -> int:

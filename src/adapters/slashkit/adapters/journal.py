@@ -118,6 +118,17 @@ class Journal:
             ).fetchone()
         return None if row is None else _entry(row)
 
+    def of_run(self, run_id: str) -> Entry | None:
+        """The newest program of the run `run_id` (`slashkit run`'s id, which starts each of its programs' names, and
+        those of its resumed runs) that did not finish."""
+        with self._connected() as db:
+            row = db.execute(
+                "SELECT id, host, session, project, state, updated FROM runs WHERE substr(id, 1, length(?) + 1) = ?"
+                " AND finished IS NULL ORDER BY updated DESC LIMIT 1",
+                (run_id, f"{run_id}-"),
+            ).fetchone()
+        return None if row is None else _entry(row)
+
     def in_project(self, project: str, within_s: float) -> list[Entry]:
         """The runs of a project that did not finish, newest first (another session may list them, never run them)."""
         since = self._clock() - within_s
@@ -261,12 +272,16 @@ class SessionJournal:
     resumes or forgets it. Without a session id (a host that names none) nothing is journaled. A journal that cannot
     be used is one line, once, and the programs run on in memory."""
 
-    def __init__(self, journal: Journal | None, where: tuple[str, str, str], within_s: float) -> None:
+    def __init__(
+        self, journal: Journal | None, where: tuple[str, str, str], within_s: float, prefix: str | None = None
+    ) -> None:
+        """`prefix` starts the name of each program journaled (by default the session's id and a random part):
+        `slashkit run` gives its run's id, so that `--resume RUN_ID` finds it."""
         self._journal = journal if where[1] else None
         self._where = where
         self._within_s = within_s
         #: This process's runs are named apart from any earlier process's of the same session.
-        self._prefix = f"{where[1]}-{secrets.token_hex(4)}"
+        self._prefix = prefix or f"{where[1]}-{secrets.token_hex(4)}"
         self._told = False
 
     def offered(self) -> tuple[Cut | None, list[str]]:

@@ -4,6 +4,7 @@ JSON lines, as `slashkit run` prints the SDK host's), and the exit status."""
 import asyncio
 import os
 import sys
+import uuid
 from pathlib import Path
 from typing import TextIO
 
@@ -11,7 +12,15 @@ from attrs import frozen
 
 from slashkit.adapters.codex.host import CodexSession
 from slashkit.adapters.codex.rpc import CodexGone, RpcError
-from slashkit.adapters.harness.terminal import Ended, Printer, exit_status, first_line, persons_settings, played
+from slashkit.adapters.harness.terminal import (
+    Ended,
+    JsonlPrinter,
+    Printer,
+    exit_status,
+    first_line,
+    persons_settings,
+    played,
+)
 
 
 @frozen
@@ -24,6 +33,10 @@ class Settings:
     codex: str
     timeout: float
     json: bool = False
+    #: Stream `--jsonl` events instead of text.
+    jsonl: bool = False
+    #: End a step that shows no progress for this many seconds (None: never).
+    step_timeout: float | None = None
     codex_args: tuple[str, ...] = ()
 
 
@@ -33,7 +46,12 @@ def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) 
 
 
 async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
-    printer = Printer(out, err, settings.json)
+    printer = (
+        # Codex reports no cost, and its token counts come apart from its turns: steps carry neither.
+        JsonlPrinter(out, err, run=str(uuid.uuid4()), host="codex", chain=settings.chain)
+        if settings.jsonl
+        else Printer(out, err, settings.json)
+    )
     play = _play(settings, printer)
     return await exit_status(play, printer, settings.timeout, (CodexGone, RpcError), _ended_first)
 
@@ -45,4 +63,6 @@ def _ended_first(error: Exception) -> list[str]:
 async def _play(settings: Settings, printer: Printer) -> Ended:
     codex = [settings.codex, *settings.codex_args]
     async with CodexSession(codex, cwd=str(settings.cwd.resolve()), **persons_settings(os.environ)) as session:
-        return await played(session.run(settings.chain), printer)
+        if isinstance(printer, JsonlPrinter):
+            printer.begin(session.thread)
+        return await played(session.run(settings.chain), printer, settings.step_timeout)

@@ -16,6 +16,7 @@ from attrs import define, field, frozen
 
 from slashkit.adapters import approvals
 from slashkit.adapters.harness.events import ChainEnded, Event, Line, Notice, StepStarted
+from slashkit.adapters.journal import SessionJournal
 from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core import texts
@@ -68,6 +69,8 @@ class Agenda:
 
     session: s.Session
     store: SettingStore
+    #: Where each move of a program is journaled, if anywhere (`slashkit run` journals; an embedding harness not).
+    journal: SessionJournal | None = None
     _due: deque[tuple[int, s.StepStarted | None, int]] = field(factory=deque)
     _runs: deque[Query] = field(factory=deque)
     _loose: list[Event] = field(factory=list)
@@ -91,8 +94,12 @@ class Agenda:
     def move(self, event: s.Event, started: s.StepStarted | None = None) -> s.Moved:
         """Moves the session by one event and takes on what it says to do; the move's reply answers the hook.
         `started` is the step a timer that fires starts: the run its firing asks for is that step's."""
+        before = self.session.chains
         moved = s.on_event(self.session, event)
         self.session = moved.session
+        if self.journal is not None:
+            # A journal that cannot be used is one notice, once; the program runs on in memory.
+            self._loose += [Notice(line.removeprefix("slashkit: ")) for line in self.journal.moved(before, moved)]
         started = started_by(moved) or started
         for effect in moved.effects:
             self._take(effect, started)

@@ -51,14 +51,15 @@ class Output:
     text: str
 
 
-StepEnd = Literal["ran", "failed", "answer", "error", "aborted", "refusal", "max_turns", "unknown"]
+StepEnd = Literal["ran", "failed", "refused", "answer", "error", "aborted", "refusal", "max_turns", "unknown"]
 
 
 @frozen
 class StepEnded:
     """The query of step `index` (0 outside a chain) ended. `how` is `ran` (a local command), `failed` (it
-    did not run; `output` says why), or how the model's turn ended (`answer` when it answered). `output` is
-    the command's text or the model's final answer: what a `|` hands on."""
+    did not run; `output` says why), `refused` (the typed line started nothing: it does not read, names a file to
+    approve first, or a command the person may not run here; `output` says why), or how the model's turn ended
+    (`answer` when it answered). `output` is the command's text or the model's final answer: what a `|` hands on."""
 
     index: int
     step: Step

@@ -14,6 +14,7 @@ from attrs import frozen
 
 from slashkit.adapters.harness.agenda import Agenda, Query, SettingStore, chain_of, started_by
 from slashkit.adapters.harness.events import CommandStarted, Event, Output, StepEnd, StepEnded
+from slashkit.adapters.journal import SessionJournal
 from slashkit.adapters.memory import DictStore
 from slashkit.adapters.saved_chains import load
 from slashkit.adapters.shell import run_shell, timeout_of
@@ -251,7 +252,11 @@ class Harness(Generic[M]):
                 yield event
             return
         if command == CHAIN_COMMAND:
-            for event in self._answer(Step(command, args), self._chain_command(args, saved)):
+            answer, moved = self._chain_moved(args, saved)
+            for event in self._answer(Step(command, args), answer):
+                yield event
+            # `/slash-chain resume` starts the program cut off: its steps run from here, as a typed chain's do.
+            async for event in self._queries(chain_of(moved)):
                 yield event
             return
         if not chained:
@@ -272,7 +277,7 @@ class Harness(Generic[M]):
             case m.CommandAnswer(answer):
                 # The typed command itself is not to run (the refusal rule), or a saved chain or a program started:
                 # the chain goes on from a timer. Nothing started (a line that does not read, a file to approve
-                # first, a command refused): the typed text failed, and says why.
+                # first, a command refused): the typed text was refused, and says why.
                 for event in self._answer(step, answer, ran=chain_of(moved) is not None):
                     yield event
             case _:
@@ -299,11 +304,25 @@ class Harness(Generic[M]):
         """`/slash-chain off`: a chain typed from now on runs as typed, one command; a running one is cancelled."""
         return self._chain_command("off")
 
+    def journal_to(self, journal: SessionJournal) -> None:
+        """Journals each move of this session's programs from now on (slashkit.adapters.journal), so that a run cut
+        off by a crash or a timeout can be resumed."""
+        self._agenda.journal = journal
+
+    def offer(self, cut: m.Cut) -> None:
+        """Hands the session a program its previous process left cut off, as a host that continues a session does:
+        nothing runs until the person types `/slash-chain resume` (or `forget`)."""
+        self._agenda.move(m.Continued(cut))
+
     def _chain_command(self, args: str, saved: Library = NO_SAVED) -> str:
         """`/slash-chain args`: the text the command answers (`list` reads `saved`)."""
+        return self._chain_moved(args, saved)[0]
+
+    def _chain_moved(self, args: str, saved: Library) -> tuple[str, s.Moved]:
+        """`/slash-chain args`: the text the command answers, and the move (`resume` starts a program)."""
         typed = m.ChainCommandTyped(args, self._agenda.enabled, None, saved, tuple(self._known or ()))
-        reply = self._agenda.move(typed).reply
-        return reply.text if isinstance(reply, m.CommandAnswer) else ""
+        moved = self._agenda.move(typed)
+        return (moved.reply.text if isinstance(moved.reply, m.CommandAnswer) else ""), moved
 
     async def _saved(self) -> Library:
         """The saved chains as their files are now; the first time in a session, the ones that are none are told
@@ -423,9 +442,9 @@ class Harness(Generic[M]):
         self._agenda.move(run_ended(query.token, ended.how, ended.output))
 
     def _answer(self, step: Step, text: str, index: int = 0, ran: bool = True) -> list[Event | M]:
-        """The typed text answered without a query: `ran`, or it failed (`text` says why)."""
+        """The typed text answered without a query: `ran`, or it was refused (`text` says why)."""
         return [
             Output(index, text),
-            StepEnded(index, step, "ran" if ran else "failed", text),
+            StepEnded(index, step, "ran" if ran else "refused", text),
             *self._agenda.flush(None),
         ]

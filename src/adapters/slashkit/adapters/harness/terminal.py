@@ -7,8 +7,10 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any, Final, Literal, TextIO
 
+from attrs import frozen
 from cattrs.preconf.json import make_converter
 
 from slashkit.adapters.bridge.bridge import ALLOW_VARIABLE, LOOP_CAP_VARIABLE
@@ -25,15 +27,23 @@ from slashkit.adapters.harness.events import (
 from slashkit.adapters.harness.loop import SessionSettings
 from slashkit.core.chain import Step
 
-Ended = Literal["ran", "single", "single_failed", "stopped", "cancelled", "exited", "timeout"]
+Ended = Literal[
+    "ran", "single", "single_failed", "stopped", "cancelled", "refused", "exited", "timeout", "step_timeout"
+]
+#: The exit status of each way a run ends (README.md, "Exit status"). A refused line is 2, as bad usage is: the
+#: caller wrote something that cannot run, and running it again unchanged cannot succeed. A timeout is 124, as
+#: coreutils' `timeout` reports it, so CI tells a hung run from a failed one. 4 stays for a host that could not
+#: start or ended first: neither the chain's outcome nor the caller's mistake.
 EXIT: Final[Mapping[Ended, int]] = {
     "ran": 0,
     "single": 0,
     "single_failed": 1,
     "stopped": 1,
     "cancelled": 1,
+    "refused": 2,
     "exited": 4,
-    "timeout": 4,
+    "timeout": 124,
+    "step_timeout": 124,
 }
 _CONVERTER: Final = make_converter()
 
@@ -101,22 +111,55 @@ async def exit_status(
         ended = "exited"
         for line in why_gone(error):
             printer.problem(line)
+    except asyncio.CancelledError:
+        # Ctrl-C: asyncio.run cancels the run, then raises KeyboardInterrupt (exit 130); a JSONL stream still ends.
+        printer.progress_done()
+        printer.interrupted()
+        raise
     finally:
         printer.progress_done()
     printer.outcome(ended)
     return EXIT[ended]
 
 
-async def played(events: AsyncIterator[object], printer: "Printer") -> Ended:
+async def played(events: AsyncIterator[object], printer: "Printer", step_timeout: float | None = None) -> Ended:
     """Prints a run's events as they come and tells how it ended: as its chain ended, or, for a command typed
-    alone (index 0 is outside a chain), as that command's step ended."""
+    alone (index 0 is outside a chain), as that command's step ended, or as refused when the typed line started
+    nothing.
+
+    With `step_timeout`, a step or command that shows no progress (no event at all, the host's own messages
+    included) for that many seconds is ended: the events are no longer read, which ends the running query (and a
+    shell step's process group) as a Ctrl-C does, and the run is `step_timeout`. Only a running step is timed: a
+    program's `sleep` between steps waits as long as it says (the whole run's --timeout still bounds it)."""
     ended: Ended = "single"
     alone = True
-    async for event in events:
+    #: The step or command running now, as the person reads it, or None between steps.
+    running: str | None = None
+    while True:
+        try:
+            async with asyncio.timeout(step_timeout if running is not None else None):
+                event = await anext(events)
+        except StopAsyncIteration:
+            break
+        except TimeoutError:
+            printer.progress_done()
+            printer.problem(f"{running} showed no progress for {step_timeout:g} s, so it was ended (--step-timeout)")
+            return "step_timeout"
         printer.show(event)
+        match event:
+            case StepStarted():
+                running = f"step {event.line}"
+            case CommandStarted():
+                running = event.step.name
+            case StepEnded():
+                running = None
         match event:
             case ChainEnded():
                 ended = ended_by(event)
+            case StepEnded(index=0, how="refused") if alone:
+                alone = False
+                ended = "refused"
+                printer.problem(f"refused: {first_line(event.output)}")
             case StepEnded(index=0) if alone:
                 alone = False
                 if not event.ok:
@@ -159,6 +202,9 @@ class Printer:
     def problem(self, text: str) -> None:
         print(visible(f"slashkit: {text}", self._err), file=self._err, flush=True)
 
+    def interrupted(self) -> None:
+        """The run was interrupted (exit 130): text and `--json` say nothing more, as before `--jsonl` came."""
+
     def progress_done(self) -> None:
         if self._progress is None:
             return
@@ -186,6 +232,138 @@ class Printer:
             self._err.write(f"\r{mark} {name}: waiting on the model ({time.monotonic() - started:.0f} s)")
             self._err.flush()
             await asyncio.sleep(0.1)
+
+
+@frozen
+class Reported:
+    """What a host reported of a query's cost, read from one of its own messages: the tokens by kind, and the
+    session's cost so far in US dollars (a running total, as Claude Code gives it: measured on Claude Code 2.1.328,
+    each ResultMessage's `total_cost_usd` grows by the query's cost)."""
+
+    tokens: Mapping[str, int]
+    total_cost_usd: float | None
+
+
+def _no_report(_: object) -> Reported | None:
+    return None
+
+
+class JsonlPrinter(Printer):
+    """`--jsonl`: one JSON object a line as the run goes, for a CI job to keep and read: `run_start` (the run's id,
+    the host's session id), `step_start` and `step_end` for each step (status, duration, tokens and cost where the
+    host reports them), and `run_end` (the exit status). The shapes are in docs/ci.md; a key is only ever added."""
+
+    def __init__(
+        self,
+        out: TextIO,
+        err: TextIO,
+        *,
+        run: str,
+        host: str,
+        chain: str,
+        reported: Callable[[object], Reported | None] = _no_report,
+    ) -> None:
+        super().__init__(out, err, as_json=True)
+        self._run = run
+        self._host = host
+        self._chain = chain
+        self._reported = reported
+        self._began = time.monotonic()
+        self._said_start = False
+        #: The step running now (its `step_start` object) and when it started, or None between steps.
+        self._open: tuple[dict[str, Any], float] | None = None
+        #: The cost the host reported for the running step, and its running total as last reported.
+        self._report: Reported | None = None
+        self._step_cost: float | None = None
+        self._total_cost: float | None = None
+        #: Why the typed line was refused, for `run_end`.
+        self._refused: str | None = None
+
+    def begin(self, session: str | None) -> None:
+        """`run_start`, once: the host's session id, once it is known (None: it never was)."""
+        if not self._said_start:
+            self._said_start = True
+            self._emit({"event": "run_start", "session": session, "host": self._host, "chain": self._chain})
+
+    def show(self, event: object) -> None:
+        report = self._reported(event)
+        if report is not None:
+            self._account(report)
+        match event:
+            case StepStarted():
+                self._start({"index": event.index, "total": event.total, "step": event.line}, event.step)
+            case CommandStarted():
+                self._start({"index": 0, "total": None, "step": event.step.name}, event.step)
+            case StepEnded(how="refused"):
+                self._refused = first_line(event.output)
+            case StepEnded() if self._open is not None:
+                self._end("success" if event.ok else "failure", event.how, event.output)
+
+    def outcome(self, ended: Ended) -> None:
+        """`run_end`, the last line, after a `step_end` for a step the run's end cut off."""
+        if self._open is not None:
+            self._end("timeout" if ended in ("timeout", "step_timeout") else "failure", None, "")
+        self.begin(None)
+        end: dict[str, Any] = {"event": "run_end", "exit": EXIT[ended], "outcome": ended}
+        end["duration_ms"] = _ms(time.monotonic() - self._began)
+        if self._total_cost is not None:
+            end["cost_usd"] = self._total_cost
+        if self._refused is not None:
+            end["why"] = self._refused
+        self._emit(end)
+
+    def interrupted(self) -> None:
+        """`run_end` of a run the person or the CI runner interrupted (Ctrl-C, SIGINT): exit 130."""
+        if self._open is not None:
+            self._end("interrupted", None, "")
+        self.begin(None)
+        self._emit(
+            {
+                "event": "run_end",
+                "exit": 130,
+                "outcome": "interrupted",
+                "duration_ms": _ms(time.monotonic() - self._began),
+            }
+        )
+
+    def _start(self, fields: dict[str, Any], step: Step) -> None:
+        self.begin(None)
+        started = {"event": "step_start", **fields, "command": step.command, "args": step.args}
+        self._open, self._report, self._step_cost = (started, time.monotonic()), None, None
+        self._emit(started)
+
+    def _account(self, report: Reported) -> None:
+        """A host's report during a step: its tokens are the step's; its cost is the growth of the running total."""
+        self._report = report
+        if report.total_cost_usd is not None:
+            before = self._total_cost or 0.0
+            self._step_cost = (self._step_cost or 0.0) + max(report.total_cost_usd - before, 0.0)
+            self._total_cost = report.total_cost_usd
+
+    def _end(self, status: str, how: str | None, output: str) -> None:
+        assert self._open is not None
+        (started, at), self._open = self._open, None
+        ended: dict[str, Any] = {"event": "step_end", "index": started["index"], "step": started["step"]}
+        ended |= {"status": status, "how": how, "duration_ms": _ms(time.monotonic() - at), "output": output}
+        if self._report is not None and self._report.tokens:
+            ended["tokens"] = dict(self._report.tokens)
+        if self._step_cost is not None:
+            ended["cost_usd"] = round(self._step_cost, 6)
+        self._emit(ended)
+
+    def _emit(self, fields: dict[str, Any]) -> None:
+        # The run's id on every line: lines of several runs kept in one file still tell which run they belong to.
+        stamped = {"event": fields["event"], "run": self._run, "at": _utc_now(), **fields}
+        self._line(json.dumps(stamped))
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _utc_now() -> str:
+    """Now, as ISO 8601 in UTC to the millisecond: `2026-12-06T00:10:00.123Z`."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def visible(text: str, stream: TextIO) -> str:
