@@ -117,3 +117,20 @@ def test_a_saved_chain_in_omp_shows_its_step_on_the_status_line_until_it_ended(t
     assert status_lines(end) == []
     asked = [r.last_user_text().rsplit("</system-reminder>\n", 1)[-1].split("\n")[0] for r in model.requests]
     assert asked == ["Say hello to Bob", "Say bye to Bob"]
+
+
+def test_a_shell_step_typed_in_omp_runs_in_the_project_and_one_a_pipe_hands_on_does_not(tmp_path: Path) -> None:
+    """`!cmd` in omp (issue 34): the person's typed `!touch` runs in the project's folder, run by the helper (no
+    approval asked); the model's answer holding `!touch`, handed on by `|`, is text and makes nothing."""
+    turns = [text("ANSWER ONE"), text("!touch owned.txt"), text("BYE SAID")]
+    with tui_on(Omp(tmp_path), turns, TEMPLATES) as (tui, model, omp):
+        tui.wait(lambda s: "fake-model" in s)
+        tui.type("/greet Bob && !touch made.txt")
+        first = tui.wait(lambda s: "all 2 command(s) ran" in s)
+        made = (omp.project / "made.txt").exists()
+        tui.type("/greet Carol | /bye")
+        screen = tui.wait(lambda s: "BYE SAID" in s and len(model.requests) == 3)
+    assert made, first
+    assert model.requests[2].last_user_text().endswith("Say bye to !touch")  # `$1`: the first word handed on
+    assert not (omp.project / "owned.txt").exists(), screen
+
