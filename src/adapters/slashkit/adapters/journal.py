@@ -12,7 +12,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -224,9 +224,23 @@ def default(env: Environment = os.environ) -> Journal:
 RESUME_HOURS: Final = 24
 #: The person's setting of it, in whole hours from 1 to a year's.
 RESUME_VARIABLE: Final = "SLASHKIT_RESUME_HOURS"
-#: The variable that names the host's session, so a continued session finds its own runs (Claude Code's, the same
-#: id on `--continue` and `--resume`, measured on 2.1.328).
-SESSION_VARIABLE: Final = "CLAUDE_CODE_SESSION_ID"
+#: The variable that names each host's session, so a continued session finds its own runs: Claude Code's keeps its id
+#: on `--continue` and `--resume` (measured on 2.1.328), pi's on `--continue`, `--session` and `/resume` (docs/pi.md,
+#: measured on 1.6.0), whose extension brings it. One variable a host: another host's, inherited by a process its
+#: shell started (pi exports `PI_SESSION_ID` to its `bash` tool), names no session of this one. A host with none
+#: journals nothing.
+SESSION_VARIABLES: Final[Mapping[str, str]] = {"claude-code": "CLAUDE_CODE_SESSION_ID", "pi": "PI_SESSION_ID"}
+
+
+def session_of(host: str, env: Environment) -> str:
+    """The session id `host` gives in `env`, or "" when it gives none.
+
+    >>> given = {"PI_SESSION_ID": "p1", "CLAUDE_CODE_SESSION_ID": "c1"}
+    >>> session_of("pi", given), session_of("claude-code", given), session_of("opencode", given)
+    ('p1', 'c1', '')
+    """
+    variable = SESSION_VARIABLES.get(host)
+    return (env.get(variable) or "") if variable is not None else ""
 
 
 def resume_within_s(env: Environment) -> float:

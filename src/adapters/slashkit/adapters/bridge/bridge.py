@@ -70,7 +70,7 @@ class Bridge:
         that carries them (`SAVED_EVENTS`): the shim never sends them. The session's shell steps run in `cwd` (None:
         the helper's own working directory) with the helper's environment, the person's; the session's `env` holds
         their timeout and where their approvals are kept. Its programs are journaled in the person's state, keyed
-        by the host, the session the host names (`journal.SESSION_VARIABLE`) and `cwd`."""
+        by the host, the session the host names (`journal.SESSION_VARIABLES`) and `cwd`."""
         harness = bool(env.get(HARNESS_VARIABLE))
         rule = rule_for(HOSTS[host], env.get(ALLOW_VARIABLE), harness, env.get(LOOP_CAP_VARIABLE))
         lich = (env.get("LICH_SESSION_ID"), env.get("LICH_PROMPT_LANG"))
@@ -83,7 +83,7 @@ class Bridge:
         self._env = env
         self._timeout_s = timeout_of(env)
         self.shells = ShellSteps(lambda: cwd or os.getcwd(), os.environ, self._timeout_s)
-        where = (host, env.get(journal.SESSION_VARIABLE) or "", cwd or os.getcwd())
+        where = (host, journal.session_of(host, env), cwd or os.getcwd())
         self._journal = journal.SessionJournal(journal.default(env), where, journal.resume_within_s(env))
 
     @property

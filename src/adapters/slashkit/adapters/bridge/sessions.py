@@ -40,7 +40,7 @@ SESSION_VARIABLES: Final = frozenset(
         "XDG_CONFIG_HOME",
         "XDG_STATE_HOME",
         TIMEOUT_VARIABLE,
-        journal.SESSION_VARIABLE,
+        *journal.SESSION_VARIABLES.values(),
         journal.RESUME_VARIABLE,
         "HOME",
     }

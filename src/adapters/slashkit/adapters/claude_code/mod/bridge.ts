@@ -208,6 +208,8 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     SLASHKIT_RESUME_HOURS: resume,
     // The same id on `--continue` and `--resume` (measured on 2.1.328): the journal's key to this session's runs.
     CLAUDE_CODE_SESSION_ID: hookEnv.CLAUDE_CODE_SESSION_ID,
+    // pi's session id, which the journal reads for pi alone: a session of Claude Code brings none.
+    PI_SESSION_ID: undefined,
   }
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = value
