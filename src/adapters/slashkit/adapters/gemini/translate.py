@@ -27,7 +27,7 @@ from slashkit.adapters.bridge import protocol
 from slashkit.adapters.bridge.shim import xdg_home
 from slashkit.adapters.files import read_regular
 from slashkit.adapters.gemini import commands, resident
-from slashkit.adapters.gemini.hook import last_typed, session_id
+from slashkit.adapters.gemini.hook import last_typed, resumed, session_id
 from slashkit.core import session as core_session
 from slashkit.core import texts
 from slashkit.core.allowlist import GEMINI
@@ -66,6 +66,8 @@ def answer(payload: Json) -> Json:
     event = payload.get("hook_event_name")
     if sid is None:
         return {}
+    if resumed(payload):
+        return continued(sid)
     if not resident.exists(sid):
         # A session where no chain was typed yet has no state: only a chain typed now makes one (so a session
         # without chains, or whose state folder is gone, is left alone at every other hook).
@@ -81,6 +83,24 @@ def answer(payload: Json) -> Json:
         with resident.opened(sid) as held:
             return shown(held, after_agent(held, payload))
     return {}
+
+
+def continued(sid: str) -> Json:
+    """Gemini resumed the session (`--resume`, the same session id: docs/gemini.md): the helper looks in its journal
+    for the chain the session's previous process left cut off, and the core says what it was; only the person's
+    `/slash-chain resume` runs it. What that process left in the session's state (a killed one leaves it) is dropped,
+    its helper's session gone with it, but for the rewrites of its typed chains: the resumed history still holds them
+    as Gemini expanded them. With nothing cut off, the session is left without state, as one without chains is."""
+    with resident.opened(sid) as held:
+        swaps = held.notes.get("swaps")
+        held.forget()
+        held.state.clear()
+        if isinstance(swaps, list):
+            held.notes["swaps"] = swaps
+        lines = _carry(held, held.ask("Continued", {}))[0]
+    if not lines:
+        resident.close(sid)
+    return _said(lines)
 
 
 def shown(held: resident.Session, out: Json) -> Json:
@@ -142,9 +162,15 @@ def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[
         return _saved_chain(held, saved, full, known)
     if own is not None:
         said = held.ask("ChainCommandTyped", {"args": own, "enabled": _enabled(), "origin": "composer"})
-        lines, _ = _carry(held, said)
+        lines, run = _carry(held, said)
         reply = said.get("reply") or {}
         text = str(reply.get("text", "")) if reply.get("kind") == "command.answer" else ""
+        # `/slash-chain resume` starts the cut-off chain's step: it takes this turn's place, as a saved chain's first
+        # step does, and the core's lines (its answer among them) are shown.
+        lines, step = _started(held, lines, run)
+        if step is not None:
+            _swap(notes, full, step)
+            return lines
         _swap(notes, full, text, answered=True)
         return lines
     assert head is not None
