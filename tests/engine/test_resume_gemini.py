@@ -72,8 +72,12 @@ def _kill_group(process: "subprocess.Popen[bytes]") -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_word(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["shared", "session"])
+def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_word(tmp_path: Path, mode: str) -> None:
+    """In the person's shared helper, and in a helper of the session's own (`SLASHKIT_HELPER=session`), whose keeper
+    takes the killed session's state away."""
     gemini = Gemini(tmp_path).setup({"tiny": "Say something tiny: {{args}}"})
+    mode_env = {"SLASHKIT_HELPER": mode} if mode == "session" else {}
     hold = threading.Event()
     script = [text("A."), text("B, never heard.", hold=hold), text("B."), text("C.")]
     with contextlib.ExitStack() as stack:
@@ -83,7 +87,7 @@ def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_wo
         killed = subprocess.Popen(
             [*gemini.argv(), "-p", "/tiny a && /tiny b && /tiny c"],
             cwd=gemini.project,
-            env=gemini.env(model.url),
+            env=gemini.env(model.url, **mode_env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -96,7 +100,7 @@ def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_wo
         killed.wait(10)
         asked_before = len(model.main)
 
-        resumed = gemini.run("/slash-chain resume", model.url, {}, options=["--resume", "latest"])
+        resumed = gemini.run("/slash-chain resume", model.url, mode_env, options=["--resume", "latest"])
         asked = [_told(r) for r in model.main[asked_before:]]
         lines = _lines(resumed.stderr)
         assert lines and lines[0] == CUT, resumed.stderr
@@ -110,7 +114,7 @@ def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_wo
         assert told == [["b"], ["c"]], asked
         assert resumed.returncode == 0, resumed.stderr
 
-        fresh = gemini.run("/slash-chain resume", model.url, {})
+        fresh = gemini.run("/slash-chain resume", model.url, mode_env)
         assert texts.NOTHING_CUT_OFF in fresh.stdout, fresh.stderr
         assert CUT not in fresh.stdout + fresh.stderr
         assert len(model.main) == asked_before + len(asked)
