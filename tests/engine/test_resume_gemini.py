@@ -5,11 +5,12 @@ As the person sees it (the hooks' lines) and as the model is handed it (the scri
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from slashkit.core import texts
 from tests.support import shared_helpers
 from tests.support.gemini_cli import Gemini, available
 from tests.support.gemini_server import GeminiServer, Request, text
+from tests.support.tui import Tui
 
 pytestmark = [
     pytest.mark.engine,
@@ -72,12 +74,10 @@ def _kill_group(process: "subprocess.Popen[bytes]") -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("mode", ["shared", "session"])
-def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_word(tmp_path: Path, mode: str) -> None:
-    """In the person's shared helper, and in a helper of the session's own (`SLASHKIT_HELPER=session`), whose keeper
-    takes the killed session's state away."""
-    gemini = Gemini(tmp_path).setup({"tiny": "Say something tiny: {{args}}"})
-    mode_env = {"SLASHKIT_HELPER": mode} if mode == "session" else {}
+@contextlib.contextmanager
+def _cut(gemini: Gemini, env: dict[str, str]) -> Iterator[GeminiServer]:
+    """The scripted model, once `gemini -p "/tiny a && /tiny b && /tiny c"` was SIGKILLed while step 2 waited on it;
+    its script holds the answers to step 2 and step 3 run again."""
     hold = threading.Event()
     script = [text("A."), text("B, never heard.", hold=hold), text("B."), text("C.")]
     with contextlib.ExitStack() as stack:
@@ -87,7 +87,7 @@ def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_wo
         killed = subprocess.Popen(
             [*gemini.argv(), "-p", "/tiny a && /tiny b && /tiny c"],
             cwd=gemini.project,
-            env=gemini.env(model.url, **mode_env),
+            env=gemini.env(model.url, **env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -98,23 +98,59 @@ def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_wo
         assert _told(model.main[-1]).startswith("Say something tiny: b")
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait(10)
-        asked_before = len(model.main)
+        yield model
 
-        resumed = gemini.run("/slash-chain resume", model.url, mode_env, options=["--resume", "latest"])
-        asked = [_told(r) for r in model.main[asked_before:]]
-        lines = _lines(resumed.stderr)
-        assert lines and lines[0] == CUT, resumed.stderr
-        assert [line for line in lines[1:] if not line.startswith("[slash-chain]")] == [
+
+def _steps_told(requests: list[Request]) -> list[list[str]]:
+    """Which steps' texts each request handed the model as its turn."""
+    return [[word for word in ("a", "b", "c") if f"Say something tiny: {word}" in _told(r)] for r in requests]
+
+
+@pytest.mark.parametrize("mode", ["shared", "session"])
+def test_a_chain_killed_mid_step_resumes_its_step_and_the_rest_on_the_persons_word(tmp_path: Path, mode: str) -> None:
+    """In the person's shared helper, and in a helper of the session's own (`SLASHKIT_HELPER=session`), whose keeper
+    takes the killed session's state away."""
+    gemini = Gemini(tmp_path).setup({"tiny": "Say something tiny: {{args}}"})
+    env = {"SLASHKIT_HELPER": mode} if mode == "session" else {}
+    with _cut(gemini, env) as model:
+        asked_before = len(model.main)
+        resumed = gemini.run("/slash-chain resume", model.url, env, options=["--resume", "latest"])
+        asked = model.main[asked_before:]
+        assert _lines(resumed.stderr) == [
+            CUT,
             "resumed: 2/3 /tiny b was interrupted and runs again, then the rest",
             "2/3: /tiny b",
             "3/3: /tiny c",
             "all 3 command(s) ran",
         ], resumed.stderr
-        told = [[word for word in ("a", "b", "c") if f"Say something tiny: {word}" in a] for a in asked]
-        assert told == [["b"], ["c"]], asked
+        assert _steps_told(asked) == [["b"], ["c"]], [_told(r) for r in asked]
         assert resumed.returncode == 0, resumed.stderr
 
-        fresh = gemini.run("/slash-chain resume", model.url, mode_env)
+        fresh = gemini.run("/slash-chain resume", model.url, env)
         assert texts.NOTHING_CUT_OFF in fresh.stdout, fresh.stderr
         assert CUT not in fresh.stdout + fresh.stderr
         assert len(model.main) == asked_before + len(asked)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="no tmux: scripts/setup.sh installs it")
+def test_the_tui_started_with_resume_says_what_was_cut_off_and_resumes_it_on_the_persons_word(tmp_path: Path) -> None:
+    gemini = Gemini(tmp_path).setup({"tiny": "Say something tiny: {{args}}"})
+    with _cut(gemini, {}) as model:
+        asked_before = len(model.main)
+        tui = Tui([*gemini.argv(), "--resume", "latest"], gemini.env(model.url), gemini.project, tmp_path / "tmux.sock")
+        try:
+            tui.wait(lambda s: "Type your message" in s and "1 MCP server" in s, timeout=60)
+            # Told before the person types anything: the TUI shows SessionStart's message (after its hook's command).
+            tui.wait(lambda s: "the chain stopped at 2/3 /tiny b when the session ended" in " ".join(s.split()))
+            tui.key("/slash-chain resume")
+            tui.wait(lambda s: "> /slash-chain resume" in s)
+            time.sleep(2)  # an Enter while the command menu opens is the menu's (test_gemini_tui.py)
+            tui.key("Enter")
+            screen = tui.wait(lambda s: "all 3 command(s) ran" in s, timeout=90)
+        finally:
+            tui.close()
+        asked = model.main[asked_before:]
+    flat = " ".join(screen.split())
+    assert "resumed: 2/3 /tiny b was interrupted and runs again, then the rest" in flat
+    assert "3/3: /tiny c" in flat
+    assert _steps_told(asked) == [["b"], ["c"]], [_told(r) for r in asked]
