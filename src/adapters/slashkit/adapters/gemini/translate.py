@@ -11,7 +11,9 @@ as Gemini's hook outputs. A driver only: every rule is the core's, reached throu
   text with the chain's tail taken out, since Gemini keeps what it expanded in its history;
 - AfterAgent answering `{"decision": "deny", "reason": R}` goes on with R as the next user message: the next
   step's expansion (`slashkit.adapters.gemini.commands`); a turn that ends in an API error fires no AfterAgent,
-  only SessionEnd, where the step's end is told and the lines of what did not run are shown.
+  only SessionEnd, where the step's end is told and the lines of what did not run are shown;
+- SessionStart says `source: "resume"` for `--resume`, with the session's own id (`Continued`: the journal holds
+  what its killed process left cut off), and its `systemMessage` is shown in `-p` and in the TUI.
 
 Every failure is answered: when the helper cannot answer, the request goes on as Gemini made it, with one line.
 """
