@@ -110,13 +110,28 @@ def _run_hook(stdin: bytes, timeout: float = 30) -> Any:
 def test_a_hook_with_nothing_for_the_core_imports_neither_the_core_nor_the_bridge(project: Path, sid: str) -> None:
     # Gemini starts a process per hook event: one a session without chains fires answers without the core's imports.
     _typed(project / "transcript.jsonl", "Greet Bob please", "Greet Bob please")
-    payload = json.dumps(_payload("BeforeModel", sid, project, **_request("Greet Bob please")))
+    assert _answered_alone(_payload("BeforeModel", sid, project, **_request("Greet Bob please")))
+
+
+def _answered_alone(payload: dict[str, Any]) -> bool:
+    """Whether the hook answers `{}` to the payload without importing the core, the bridge or attrs."""
     check = (
         "import json, sys; from slashkit.adapters.gemini import hook; print(hook.answer(json.loads(sys.argv[1])), "
         "sorted(m for m in sys.modules if m.startswith(('slashkit.core', 'slashkit.adapters.bridge', 'attr'))))"
     )
-    done = subprocess.run([sys.executable, "-c", check, payload], capture_output=True, text=True, timeout=30)
-    assert done.stdout.strip() == "{} []", done.stderr
+    done = subprocess.run([sys.executable, "-c", check, json.dumps(payload)], capture_output=True, timeout=30)
+    return done.stdout.decode().strip() == "{} []"
+
+
+def test_a_new_sessions_start_is_left_alone_and_a_resumed_one_with_nothing_cut_off_keeps_no_state(
+    project: Path, sid: str
+) -> None:
+    # The SessionStart hook runs for every session now: a new one's (`startup`) costs no import of the core.
+    assert _answered_alone(_payload("SessionStart", sid, project, source="startup"))
+    assert not resident.exists(sid)
+    # A resumed one asks the helper's journal (Continued); nothing was cut off, so nothing is said or kept.
+    assert hook.answer(_payload("SessionStart", sid, project, source="resume")) == {}
+    assert not resident.exists(sid)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from slashkit.adapters import cli
@@ -65,6 +65,8 @@ class Gemini:
             "SLASHKIT_PYTHON": sys.executable,
             "XDG_STATE_HOME": str(self.home / ".local" / "state"),
             "TMPDIR": self.tmp,
+            # A worktree's tests run its own slashkit in the hooks too, not the one the venv installed.
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
             **HELPER_ENV,
             **extra,
         }
@@ -73,11 +75,11 @@ class Gemini:
         return [CLI, "-m", MODEL]
 
     def run(
-        self, line: str, url: str, extra: Mapping[str, str], timeout: float = 90
+        self, line: str, url: str, extra: Mapping[str, str], timeout: float = 90, options: Sequence[str] = ()
     ) -> subprocess.CompletedProcess[str]:
-        """`gemini -m MODEL -p LINE` in the project folder, with `extra` in its environment."""
+        """`gemini -m MODEL [OPTIONS] -p LINE` in the project folder, with `extra` in its environment."""
         return subprocess.run(
-            [*self.argv(), "-p", line],
+            [*self.argv(), *options, "-p", line],
             cwd=self.project,
             env=self.env(url, **extra),
             capture_output=True,

@@ -12,6 +12,7 @@ exits or, failing that, after ``idle_timeout`` seconds without a request.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -30,9 +31,11 @@ _STATUS: Final = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_F
 
 @dataclass(frozen=True)
 class Text:
-    """The model answers with this text and ends its turn."""
+    """The model answers with this text and ends its turn; with `hold`, only once it is set (a test can kill the
+    CLI while the model is still "thinking")."""
 
     text: str
+    hold: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,8 @@ class Failure:
 Turn = Text | Call | Failure
 
 
-def text(answer: str) -> Text:
-    return Text(answer)
+def text(answer: str, hold: threading.Event | None = None) -> Text:
+    return Text(answer, hold)
 
 
 def call(name: str, args: Mapping[str, Any] | None = None) -> Call:
@@ -131,15 +134,19 @@ class _Handler(BaseHTTPRequestHandler):
             status = _STATUS.get(turn.status, "UNKNOWN")
             self._json(turn.status, {"error": {"code": turn.status, "message": turn.message, "status": status}})
             return
+        if isinstance(turn, Text) and turn.hold is not None:
+            turn.hold.wait()
         part = (
             {"text": turn.text} if isinstance(turn, Text) else {"functionCall": {"name": turn.name, "args": turn.args}}
         )
         event = f"data: {json.dumps(_candidate(part))}\r\n\r\n".encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(event)))
-        self.end_headers()
-        self.wfile.write(event)
+        # A held turn's CLI may have been killed meanwhile: nobody is left to answer.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(event)))
+            self.end_headers()
+            self.wfile.write(event)
 
     def _json(self, status: int, payload: JsonObject) -> None:
         data = json.dumps(payload).encode()

@@ -210,6 +210,8 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     CLAUDE_CODE_SESSION_ID: hookEnv.CLAUDE_CODE_SESSION_ID,
     // pi's session id, which the journal reads for pi alone: a session of Claude Code brings none.
     PI_SESSION_ID: undefined,
+    // Gemini CLI's session id, which the journal reads for Gemini alone.
+    GEMINI_SESSION_ID: undefined,
   }
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = value

@@ -239,8 +239,13 @@ RESUME_VARIABLE: Final = "SLASHKIT_RESUME_HOURS"
 #: on `--continue` and `--resume` (measured on 2.1.328), pi's on `--continue`, `--session` and `/resume` (docs/pi.md,
 #: measured on 1.6.0), whose extension brings it. One variable a host: another host's, inherited by a process its
 #: shell started (pi exports `PI_SESSION_ID` to its `bash` tool), names no session of this one. A host with none
-#: journals nothing.
-SESSION_VARIABLES: Final[Mapping[str, str]] = {"claude-code": "CLAUDE_CODE_SESSION_ID", "pi": "PI_SESSION_ID"}
+#: journals nothing. Gemini CLI's keeps its id on `--resume` and gives it to every hook as `GEMINI_SESSION_ID`
+#: (measured on 0.61.0); slashkit's hooks name it from the payload's `session_id` (slashkit.adapters.gemini.resident).
+SESSION_VARIABLES: Final[Mapping[str, str]] = {
+    "claude-code": "CLAUDE_CODE_SESSION_ID",
+    "pi": "PI_SESSION_ID",
+    "gemini": "GEMINI_SESSION_ID",
+}
 
 
 def session_of(host: str, env: Environment) -> str:

@@ -3,7 +3,8 @@ event (measured on 0.61.0), so this entry is thin. It reads the payload and answ
 of the core or the bridge, when the event cannot concern the core: a session with no chain state (no chain was
 typed in it) at any event but the model request that follows a typed line starting with `/` (a chain,
 `/slash-chain` or a saved chain's name all do) or with a word that may open a program (`while`, `until`, `for`,
-`{`). Anything else goes to `slashkit.adapters.gemini.translate`, which holds the hooks' translation
+`{`), or the start of a session Gemini resumed (`--resume`: its journal may hold a chain cut off). Anything else
+goes to `slashkit.adapters.gemini.translate`, which holds the hooks' translation
 (docs/gemini.md).
 
 Every input is bounded and every failure answered: a hook prints one JSON object and exits 0, whatever came in.
@@ -76,10 +77,16 @@ def answer(payload: Json) -> Json:
 
 
 def _may_concern(sid: str, payload: Json) -> bool:
-    if (state_folder() / f"{sid}.json").exists():
+    if (state_folder() / f"{sid}.json").exists() or resumed(payload):
         return True
     typed = last_typed(payload.get("transcript_path")) if payload.get("hook_event_name") == "BeforeModel" else None
     return typed is not None and MAY_BE_OURS.match(typed[2]) is not None
+
+
+def resumed(payload: Json) -> bool:
+    """Whether the payload is the start of a session Gemini resumed: SessionStart says `resume` for `--resume`
+    (`startup` for a new session), with the resumed session's id (measured on 0.61.0)."""
+    return payload.get("hook_event_name") == "SessionStart" and payload.get("source") == "resume"
 
 
 def session_id(value: object) -> str | None:

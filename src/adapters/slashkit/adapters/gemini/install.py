@@ -21,7 +21,8 @@ SETTINGS: Final = "settings.json"
 #: The extension's name and manifest, for `gemini extensions link|install` (docs/gemini.md, "As an extension").
 EXTENSION: Final = "slashkit"
 MANIFEST: Final = "gemini-extension.json"
-#: The hook events slashkit answers (docs/gemini.md); SessionStart only says when no Python is found.
+#: The hook events slashkit answers (docs/gemini.md); SessionStart says when no Python is found, and tells a resumed
+#: session what its previous process left cut off.
 EVENTS: Final = ("SessionStart", "BeforeModel", "AfterAgent", "SessionEnd")
 HOOK_MODULE: Final = "slashkit.adapters.gemini.hook"
 TOOL_MODULE: Final = "slashkit.adapters.gemini.fail_tool"
@@ -47,7 +48,7 @@ def hook_command(event: str) -> str:
     """The shell line Gemini runs for one hook event: `# MARK` keeps it findable."""
     if event == "SessionStart":
         said = json.dumps({"systemMessage": NONE_FOUND})
-        return f"{_FIND}if [ -z \"$p\" ]; then echo '{said}'; else echo '{{}}'; fi # {MARK}"
+        return f'{_FIND}if [ -z "$p" ]; then echo \'{said}\'; else exec "$p" -m {HOOK_MODULE}; fi # {MARK}'
     return f'{_FIND}if [ -n "$p" ]; then exec "$p" -m {HOOK_MODULE}; fi; echo \'{{}}\''
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from slashkit.adapters import shell
+from slashkit.adapters import journal, shell
 from slashkit.adapters.bridge import helper, protocol, server
 from slashkit.adapters.bridge.helper import FAIL_TOOL_OPTION, HOST_OPTION, READY
 from slashkit.adapters.bridge.sessions import SESSION_VARIABLES
@@ -41,6 +41,8 @@ FAIL_TOOL: Final = "mcp_slash-chain_fail"
 #: The longest wait for a shell step's end: the helper ends it by its timeout first (slashkit.adapters.shell).
 SHELL_WAIT_S: Final = shell.MAX_TIMEOUT_S + 2 * shell.GRACE_S + 60
 HOST: Final = "gemini"
+#: The variable that names the session to the helper, keying its journal.
+SESSION_VARIABLE: Final = journal.SESSION_VARIABLES[HOST]
 #: The helper's options for a Gemini session.
 OPTIONS: Final = [FAIL_TOOL_OPTION, FAIL_TOOL, HOST_OPTION, HOST]
 #: The most of a state file that is read: it holds a few texts of the running chain, each bounded by the wire.
@@ -153,7 +155,7 @@ class Session:
             "v": protocol.VERSION,
             "options": OPTIONS,
             "cwd": os.getcwd(),
-            "env": {name: os.environ[name] for name in sorted(SESSION_VARIABLES) if name in os.environ},
+            "env": _session_env(self.path.stem),
             "owner": os.getppid(),  # the Gemini process: the helper drops the session once it is gone
         }
         body = json.dumps(opening).encode()
@@ -194,6 +196,13 @@ class Session:
                 keeper.kill()
             raise Unavailable("the helper did not say READY")
         self.state.update(socket=line[len(READY) + 1 :], keeper=keeper.pid, seq=0, wants=[])
+
+
+def _session_env(sid: str) -> dict[str, str]:
+    """The variables this session brings its helper: the person's, and the session's id as the payload named it (the
+    journal's key, the same on `--resume`: docs/gemini.md), over any a parent process left in the environment."""
+    env = {name: os.environ[name] for name in sorted(SESSION_VARIABLES) if name in os.environ}
+    return {**env, SESSION_VARIABLE: sid}
 
 
 def _shared_start() -> str | None:
@@ -300,7 +309,8 @@ def keep(gemini: int, sid: str) -> None:
     helper do (the helper ends with it). A Gemini process that ended without its SessionEnd (killed) leaves the
     session's files to the keeper, which takes them out."""
     argv = [sys.executable, "-m", HELPER_MODULE, *OPTIONS]
-    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    env = {**os.environ, SESSION_VARIABLE: sid}  # a helper of its own reads the session's variables from its own
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert child.stdout is not None
     line = _line(child.stdout.fileno(), START_TIMEOUT_MS / 1000)
     print(line, flush=True)

@@ -11,7 +11,9 @@ as Gemini's hook outputs. A driver only: every rule is the core's, reached throu
   text with the chain's tail taken out, since Gemini keeps what it expanded in its history;
 - AfterAgent answering `{"decision": "deny", "reason": R}` goes on with R as the next user message: the next
   step's expansion (`slashkit.adapters.gemini.commands`); a turn that ends in an API error fires no AfterAgent,
-  only SessionEnd, where the step's end is told and the lines of what did not run are shown.
+  only SessionEnd, where the step's end is told and the lines of what did not run are shown;
+- SessionStart says `source: "resume"` for `--resume`, with the session's own id (`Continued`: the journal holds
+  what its killed process left cut off), and its `systemMessage` is shown in `-p` and in the TUI.
 
 Every failure is answered: when the helper cannot answer, the request goes on as Gemini made it, with one line.
 """
@@ -27,7 +29,7 @@ from slashkit.adapters.bridge import protocol
 from slashkit.adapters.bridge.shim import xdg_home
 from slashkit.adapters.files import read_regular
 from slashkit.adapters.gemini import commands, resident
-from slashkit.adapters.gemini.hook import last_typed, session_id
+from slashkit.adapters.gemini.hook import last_typed, resumed, session_id
 from slashkit.core import session as core_session
 from slashkit.core import texts
 from slashkit.core.allowlist import GEMINI
@@ -66,6 +68,8 @@ def answer(payload: Json) -> Json:
     event = payload.get("hook_event_name")
     if sid is None:
         return {}
+    if resumed(payload):
+        return continued(sid)
     if not resident.exists(sid):
         # A session where no chain was typed yet has no state: only a chain typed now makes one (so a session
         # without chains, or whose state folder is gone, is left alone at every other hook).
@@ -81,6 +85,24 @@ def answer(payload: Json) -> Json:
         with resident.opened(sid) as held:
             return shown(held, after_agent(held, payload))
     return {}
+
+
+def continued(sid: str) -> Json:
+    """Gemini resumed the session (`--resume`, the same session id: docs/gemini.md): the helper looks in its journal
+    for the chain the session's previous process left cut off, and the core says what it was; only the person's
+    `/slash-chain resume` runs it. What that process left in the session's state (a killed one leaves it) is dropped,
+    its helper's session gone with it, but for the rewrites of its typed chains: the resumed history still holds them
+    as Gemini expanded them. With nothing cut off, the session is left without state, as one without chains is."""
+    with resident.opened(sid) as held:
+        swaps = held.notes.get("swaps")
+        held.forget()
+        held.state.clear()
+        if isinstance(swaps, list):
+            held.notes["swaps"] = swaps
+        lines = _carry(held, held.ask("Continued", {}))[0]
+    if not lines:
+        resident.close(sid)
+    return _said(lines)
 
 
 def shown(held: resident.Session, out: Json) -> Json:
@@ -142,9 +164,15 @@ def _typed(held: resident.Session, line: str, full: str, project: Path) -> list[
         return _saved_chain(held, saved, full, known)
     if own is not None:
         said = held.ask("ChainCommandTyped", {"args": own, "enabled": _enabled(), "origin": "composer"})
-        lines, _ = _carry(held, said)
+        lines, run = _carry(held, said)
         reply = said.get("reply") or {}
         text = str(reply.get("text", "")) if reply.get("kind") == "command.answer" else ""
+        # `/slash-chain resume` starts the cut-off chain's step: it takes this turn's place, as a saved chain's first
+        # step does, and the core's lines (its answer among them) are shown.
+        lines, step = _started(held, lines, run)
+        if step is not None:
+            _swap(notes, full, step)
+            return lines
         _swap(notes, full, text, answered=True)
         return lines
     assert head is not None
