@@ -85,6 +85,22 @@ describe('session start', () => {
     expect(fake.sent).toEqual([])
   })
 
+  test('a continued session asks the helper, once it started, for the run its previous process left cut off', async ($, on) => {
+    const fake = fakeHelper(on)
+    on('classic.SessionStart', () => ({}))
+    await $.classic.SessionStart({ source: 'resume' })
+    await $.session.start(START)
+    expect([...fake.offered, ...fake.sent].map(s => s.event)).toEqual(['SavedAsked', 'Continued'])
+  })
+
+  test('a session started afresh asks for no cut-off run', async ($, on) => {
+    const fake = fakeHelper(on)
+    on('classic.SessionStart', () => ({}))
+    await $.classic.SessionStart({ source: 'startup' })
+    await $.session.start(START)
+    expect([...fake.offered, ...fake.sent].map(s => s.event)).toEqual(['SavedAsked'])
+  })
+
   for (const tool of [FAIL_TOOL, BUILTIN_TOOL]) {
     test(`${tool} is described as not deferred, its description kept`, async ($, on) => {
       fakeHelper(on)
