@@ -3,12 +3,13 @@ several lines with a `for` loop run by its name, a typed `until` decided by the 
 only starts with `while`, as the person sees them (the transcript lines the model never sees) and as the model is
 handed them. The server, its project (the command `/greet`) and its session are test_opencode_saved.py's."""
 
+import time
 from pathlib import Path
 
 import pytest
 
 from slashkit.adapters.opencode.install import FAIL_TOOL
-from tests.engine.test_opencode_saved import Start, start  # noqa: F401 (the fixture)
+from tests.engine.test_opencode_saved import Run, Start, start  # noqa: F401 (the fixture)
 from tests.support.openai_server import text, tool_call
 from tests.support.opencode_cli import opencode_path
 
@@ -22,11 +23,22 @@ EACH = "---\ndescription: Greets each\n---\n# each one\nfor who in $ARGUMENTS\nd
 FAIL = tool_call(FAIL_TOOL, {"reason": "Bob is not here yet"})
 
 
+def ended(run: Run, end: str, timeout: float = 90.0) -> None:
+    """Waits until the transcript shows the program's end line, then until the session went quiet: a program's
+    first step starts from a timer after the typed prompt was answered, which on a loaded machine can come later
+    than a quiet spell (seen once: nothing asked after 2.5 quiet seconds)."""
+    deadline = time.monotonic() + timeout
+    while end not in run.lines():
+        assert time.monotonic() < deadline, f"no {end!r} within {timeout:g} s: {run.lines()}"
+        time.sleep(0.2)
+    run.server.wait_quiet(run.session, quiet=2.5)
+
+
 def test_a_saved_chain_over_several_lines_runs_its_for_loop_by_name(start: Start) -> None:  # noqa: F811
     run = start([text("Hello api"), text("Hello ui"), text("Hello done")], {"each": EACH})
     # Answered without a turn of its own (the plugin's hook throws, opencode's only way: HTTP 500 to the caller).
     assert run.typed("each", "api ui") == 500
-    run.server.wait_quiet(run.session, quiet=2.5)
+    ended(run, "all 3 command(s) ran")
     assert run.asked() == ["Greet api warmly.", "Greet ui warmly.", "Greet done warmly."]
     assert run.lines() == [
         "for 1/2: api",
@@ -43,7 +55,7 @@ def test_a_typed_until_runs_its_body_while_the_model_fails_the_condition(start: 
     run = start([FAIL, text("Not yet."), text("Hello Carol"), text("Hello Bob")], {})
     # The prompt is answered by throwing (HTTP 500 to the caller), so no turn of its own reaches the model.
     assert run.server.prompt(run.session, "until /greet Bob; do /greet Carol; done").wait().status == 500
-    run.server.wait_quiet(run.session, quiet=2.5)
+    ended(run, "ended: 2 succeeded, 1 failed, 0 skipped")
     # The first check's turn: the fail tool's call, then the model's answer after the tool's result.
     assert run.asked() == ["Greet Bob warmly.", "Greet Bob warmly.", "Greet Carol warmly.", "Greet Bob warmly."]
     assert run.lines() == [
