@@ -133,4 +133,3 @@ def test_a_shell_step_typed_in_omp_runs_in_the_project_and_one_a_pipe_hands_on_d
     assert made, first
     assert model.requests[2].last_user_text().endswith("Say bye to !touch")  # `$1`: the first word handed on
     assert not (omp.project / "owned.txt").exists(), screen
-
