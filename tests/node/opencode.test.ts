@@ -387,6 +387,30 @@ test('a saved chain typed with no operator goes to the core: answered with no mo
   assert.deepEqual(opencode.toastDurations, [600000, 600000, 1])
 })
 
+test('toasts reach the TUI one at a time and in order: a progress slow to arrive is not overtaken by the next', async () => {
+  opencode = new FakeOpencode()
+  helper.answer = savedShip()
+  await opencode.load()
+  await helper.forgetSavedAsk()
+  const show = opencode.client.tui.showToast
+  let inFlight = 0
+  let most = 0
+  opencode.client.tui.showToast = async request => {
+    inFlight += 1
+    most = Math.max(most, inFlight)
+    if (request.body.message.startsWith('chain 1/2')) await new Promise(resolve => setTimeout(resolve, 200))
+    try {
+      return await show(request)
+    } finally {
+      inFlight -= 1
+    }
+  }
+  await opencode.type(S, 'ship', 'Bob')
+  await until(() => opencode.toasts.length === 3, 'the three toasts')
+  assert.deepEqual(opencode.toasts, ['chain 1/2: /greet Bob · next /greet done', 'chain 2/2: /greet done', ''])
+  assert.equal(most, 1)
+})
+
 describe_inside_lich()
 
 /** Inside lich: every session says it started, and lich's refusal of its control tool is answered by the core. */

@@ -43,6 +43,7 @@ export class Session {
   private readonly own = new Set<string>()
   /** Lines are written in order. */
   private lines: Promise<unknown> = Promise.resolve()
+  private toasts: Promise<unknown> = Promise.resolve()
   /** Whether a turn runs (`session.status`), and the lines held until it ended: a user message stored while a turn
    * runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
   private busy = false
@@ -68,10 +69,16 @@ export class Session {
         this.logged?.push(text)
         void this.line(text)
       },
-      toast: text => void client.tui.showToast({ body: { message: text, variant: 'info' } }).catch(() => undefined),
+      toast: text => this.toast({ message: text, variant: 'info' }),
       run: (command, args) => this.run(command, args),
     })
-    this.host = { ...host, progress: text => void showProgress(client, text) }
+    this.host = { ...host, progress: text => this.toast(progressToast(text)) }
+  }
+
+  /** Shows a toast once the ones before it were taken: the TUI shows the last it got, so a toast that overtook
+   * the one before it (a progress cleared just after it was shown) would leave the wrong one on screen. */
+  private toast(body: Toast): void {
+    this.toasts = this.toasts.then(() => this.client.tui.showToast({ body }).catch(() => undefined))
   }
 
   /** Writes a line the person sees and the model never does (measured on 1.18.33: noReply + ignored). */
@@ -285,9 +292,12 @@ const PROGRESS_MS = 10 * 60 * 1000
 
 /** Shows a running chain's progress in every TUI attached to the server, or (null) takes it away: a toast with no
  * text for a millisecond replaces the one shown (measured on 1.18.33; the server API has no status line). */
-function showProgress(client: Client, text: string | null): Promise<unknown> {
-  const body = text === null ? { message: '', variant: 'info' as const, duration: 1 } : { message: text, variant: 'info' as const, duration: PROGRESS_MS }
-  return client.tui.showToast({ body }).catch(() => undefined)
+/** A toast's body as the TUI takes it. */
+type Toast = { message: string; variant: 'info'; duration?: number }
+
+/** The toast that shows a chain's progress, or the one that takes it away (`null`). */
+function progressToast(text: string | null): Toast {
+  return text === null ? { message: '', variant: 'info', duration: 1 } : { message: text, variant: 'info', duration: PROGRESS_MS }
 }
 
 /** Whether a session as opencode describes it (an event's `info`, a stored session) has a parent. */
