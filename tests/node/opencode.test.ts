@@ -387,6 +387,33 @@ test('a saved chain typed with no operator goes to the core: answered with no mo
   assert.deepEqual(opencode.toastDurations, [600000, 600000, 1])
 })
 
+test('a session an earlier opencode made: the first thing the person sends there tells the core it was continued, first, and only once', async () => {
+  opencode.earlier(S, 'hello from before the crash')
+  const cut = 'the chain stopped at 2/3 /greet b when the session ended'
+  helper.answer = sent =>
+    sent.event === 'Continued' ? { effects: [{ kind: 'log', text: cut }] } : { reply: { kind: 'command.answer', text: `answer to ${String(sent.e['args'])}` } }
+  const resumed = await opencode.type(S, 'slash-chain', 'resume')
+  assert.equal(resumed.error?.data?.message, 'answer to resume')
+  await opencode.type(S, 'slash-chain', '')
+  await until(() => opencode.lines.length === 3, 'three lines')
+  assert.deepEqual(opencode.lines, [cut, 'answer to resume', 'answer to '])
+  assert.deepEqual(helper.events(), ['Continued', 'ChainCommandTyped', 'ChainCommandTyped'])
+  // The helper keys the session's journal by opencode's id for it, which the reopened session keeps.
+  assert.deepEqual(new Set(helper.sent.map(sent => sent.session)), new Set([S]))
+})
+
+test('a prompt to a reopened session tells the core too; a session this opencode made never does, whatever it holds', async () => {
+  opencode.earlier(S, 'hello from before the crash')
+  await opencode.event('session.created', { info: { id: 'ses_new' } })
+  opencode.earlier('ses_new', 'stored already')
+  await opencode.type('ses_new', 'slash-chain', '')
+  await opencode.prompt(S, 'hello again')
+  await until(() => helper.sent.length === 2, 'both events')
+  assert.deepEqual(helper.events(), ['ChainCommandTyped', 'Continued'])
+  assert.deepEqual(helper.sent.map(sent => sent.session), ['ses_new', S])
+  assert.deepEqual(opencode.asked, ['hello again'])
+})
+
 test('toasts reach the TUI one at a time and in order: a progress slow to arrive is not overtaken by the next', async () => {
   opencode = new FakeOpencode()
   helper.answer = savedShip()

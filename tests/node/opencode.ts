@@ -17,7 +17,8 @@ import { SlashkitPlugin } from './opencode/plugins/slashkit.js'
 import { VERSION } from './opencode/plugins/slashkit/wire.js'
 
 /** A request the plugin sent a helper, and which helper (its process id) got it. */
-export type Sent = { helper: number; seq: number; event: string; e: Record<string, unknown> }
+/** An event a helper got: which helper, the session its environment names (`OPENCODE_SESSION_ID`), and the event. */
+export type Sent = { helper: number; session: string; seq: number; event: string; e: Record<string, unknown> }
 /** How the fake helper answers: fields of a sound answer (the version is the request's `seq`), or raw HTTP. */
 export type Response = { wants?: string[]; reply?: unknown; effects?: unknown[] } | { raw: { status: number; text: string } }
 
@@ -31,7 +32,7 @@ http.createServer((req, res) => {
   const body = []
   req.on('data', chunk => body.push(chunk))
   req.on('end', () => {
-    const headers = { 'content-type': 'application/json', 'x-helper': String(process.pid) }
+    const headers = { 'content-type': 'application/json', 'x-helper': String(process.pid), 'x-session': process.env.OPENCODE_SESSION_ID ?? '' }
     const relayed = http.request({ socketPath: control, path: req.url, method: 'POST', headers }, answer => {
       const back = []
       answer.on('data', chunk => back.push(chunk))
@@ -123,7 +124,7 @@ export class FakeHelper {
           return
         }
         const request = JSON.parse(body) as { v: number; seq: number; event: string; e: Record<string, unknown> }
-        const sent = { helper, seq: request.seq, event: request.event, e: request.e }
+        const sent = { helper, session: String(req.headers['x-session'] ?? ''), seq: request.seq, event: request.event, e: request.e }
         this.sent.push(sent)
         const response = request.v === VERSION ? this.answer(sent) : { raw: { status: 400, text: JSON.stringify({ v: VERSION, error: 'version' }) } }
         if ('raw' in response) {
@@ -146,7 +147,7 @@ export class FakeHelper {
     process.env.XDG_STATE_HOME = join(this.dir, 'state')
   }
 
-  /** The events sent, as `event` (one helper) or `helper:event` when `byHelper`. */
+  /** The names of the events sent, in order. */
   events(): string[] {
     return this.sent.map(s => s.event)
   }
@@ -279,6 +280,11 @@ export class FakeOpencode {
       return thrown(err)
     }
     return this.turn(session, parts)
+  }
+
+  /** A message an earlier opencode stored in a session (before a crash, say): this one's plugin heard nothing of it. */
+  earlier(session: string, text: string): void {
+    this.store(session, { info: { id: this.id('msg'), role: 'user', sessionID: session }, parts: [{ type: 'text', text }] })
   }
 
   /** opencode tells the plugin of an event. */

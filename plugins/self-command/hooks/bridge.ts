@@ -212,6 +212,8 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     PI_SESSION_ID: undefined,
     // Gemini CLI's session id, which the journal reads for Gemini alone.
     GEMINI_SESSION_ID: undefined,
+    // The id opencode's plugin gives its session, which the journal reads for opencode alone.
+    OPENCODE_SESSION_ID: undefined,
   }
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = value

@@ -241,10 +241,13 @@ RESUME_VARIABLE: Final = "SLASHKIT_RESUME_HOURS"
 #: shell started (pi exports `PI_SESSION_ID` to its `bash` tool), names no session of this one. A host with none
 #: journals nothing. Gemini CLI's keeps its id on `--resume` and gives it to every hook as `GEMINI_SESSION_ID`
 #: (measured on 0.61.0); slashkit's hooks name it from the payload's `session_id` (slashkit.adapters.gemini.resident).
+#: opencode names no session in any variable: its plugin brings the id opencode gives the session, which stays the same
+#: when a later server reopens it (docs/opencode.md, measured on 1.18.33).
 SESSION_VARIABLES: Final[Mapping[str, str]] = {
     "claude-code": "CLAUDE_CODE_SESSION_ID",
     "pi": "PI_SESSION_ID",
     "gemini": "GEMINI_SESSION_ID",
+    "opencode": "OPENCODE_SESSION_ID",
 }
 
 
@@ -254,6 +257,8 @@ def session_of(host: str, env: Environment) -> str:
     >>> given = {"PI_SESSION_ID": "p1", "CLAUDE_CODE_SESSION_ID": "c1"}
     >>> session_of("pi", given), session_of("claude-code", given), session_of("opencode", given)
     ('p1', 'c1', '')
+    >>> session_of("lich", {"OPENCODE_SESSION_ID": "o1"})
+    ''
     """
     variable = SESSION_VARIABLES.get(host)
     return (env.get(variable) or "") if variable is not None else ""

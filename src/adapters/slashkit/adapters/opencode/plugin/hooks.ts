@@ -60,6 +60,7 @@ export function hooks(sessions: Sessions, saved: Saved): Handled {
 
   return {
     'command.execute.before': async (input, output) => {
+      await sessions.reached(input.sessionID)
       const s = sessions.open(input.sessionID)
       const parts = output.parts
       const mine = s.running
@@ -103,6 +104,7 @@ export function hooks(sessions: Sessions, saved: Saved): Handled {
       const led = ledByBuiltin(parts)
       const program = programOf(parts)
       const id = input.sessionID
+      await sessions.reached(id)
       // Nothing to do for a prompt of a session the plugin does not know, unless it may start a chain or a program,
       // or lich wants to hear of the session.
       if (led === undefined && program === undefined && !sessions.inLich && sessions.get(id) === undefined) return
@@ -129,7 +131,7 @@ export function hooks(sessions: Sessions, saved: Saved): Handled {
         const info = (event.properties as { info?: { id?: unknown; parentID?: unknown } }).info
         if (typeof info?.id !== 'string') return
         if (type === 'session.deleted') sessions.end(info.id)
-        else sessions.seen({ id: info.id, parentID: info.parentID })
+        else sessions.seen({ id: info.id, parentID: info.parentID }, type === 'session.created')
         return
       }
       if (event.type === 'session.status') {

@@ -71,6 +71,8 @@ export class Session {
       },
       toast: text => this.toast({ message: text, variant: 'info' }),
       run: (command, args) => this.run(command, args),
+      // The helper keys this session's journal by opencode's id for it, which a later server keeps (docs/opencode.md).
+      own: () => ({ OPENCODE_SESSION_ID: id }),
     })
     this.host = { ...host, progress: text => this.toast(progressToast(text)) }
   }
@@ -203,6 +205,10 @@ export class Sessions {
   /** The sessions whose turn runs now (`session.status`), those the plugin has no Session for yet included: the
    * model's self-command tool may open one mid-turn. */
   private readonly busy = new Set<string>()
+  /** The sessions this server made (`session.created`): none of them is one the person reopened. */
+  private readonly made = new Set<string>()
+  /** Each session's check of whether the person reopened it, made at the first thing sent to it (`reached`). */
+  private readonly checked = new Map<string, Promise<void>>()
 
   constructor(
     readonly client: Client,
@@ -241,6 +247,31 @@ export class Sessions {
     return found
   }
 
+  /**
+   * What the person sent a session (a prompt, a command) reached the plugin: the first time, if the person reopened
+   * the session, the core hears it (`Continued`) before anything else of it, so it offers the run a crash or a closed
+   * opencode cut off there. A server hears nothing of a session an earlier one made until something is sent to it;
+   * that first hook comes before any event, and the session already holds messages, which one this server made never
+   * does at its first hook (docs/opencode.md, "Reopening a session", measured on 1.18.33). Unreadable, it is taken
+   * for a new one.
+   */
+  reached(id: string): Promise<void> {
+    let checked = this.checked.get(id)
+    if (checked === undefined) {
+      checked = this.made.has(id) ? Promise.resolve() : this.reopened(id)
+      this.checked.set(id, checked)
+    }
+    return checked
+  }
+
+  private async reopened(id: string): Promise<void> {
+    const stored = await this.client.session.messages({ path: { id } }).then(
+      listed => listed.data ?? [],
+      () => [],
+    )
+    if (stored.length > 0 && !(await this.isChild(id))) await ask(this.open(id).host, 'Continued', {})
+  }
+
   /** The session as the plugin knows it; inside lich every session but a child is known, so the core hears its start. */
   async known(id: string): Promise<Session | undefined> {
     return this.inLich && !this.all.has(id) && !(await this.isChild(id)) ? this.open(id) : this.all.get(id)
@@ -265,9 +296,10 @@ export class Sessions {
     }
   }
 
-  /** opencode described a session (an event's `info`): whether it is a child. */
-  seen(info: { id: string; parentID?: unknown }): void {
+  /** opencode described a session (an event's `info`): whether it is a child, and whether this server made it. */
+  seen(info: { id: string; parentID?: unknown }, made: boolean): void {
     this.parents.set(info.id, hasParent(info))
+    if (made) this.made.add(info.id)
   }
 
   /**
@@ -277,6 +309,8 @@ export class Sessions {
    */
   end(id: string): void {
     this.parents.delete(id)
+    this.made.delete(id)
+    this.checked.delete(id)
     this.busy.delete(id)
     this.all.get(id)?.end()
     this.all.delete(id)
