@@ -2,14 +2,15 @@
 is SIGKILLed while step 2 of 3 waits on the model; `claude -p --continue "/slash-chain resume"` says what was cut off,
 runs step 2 again and then step 3, never step 1; a new session in the same project resumes nothing. As the person sees
 it (the plugin's lines) and as the model is handed it (the scripted model server). A loop cut off in its third
-iteration resumes in its third iteration."""
+iteration resumes in its third iteration. In the TUI, `claude --continue` shows the line as the session opens."""
 
 import contextlib
 import os
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from tests.support import shared_helpers
 from tests.support.claude_cli import Isolation, _cli_argv, isolated_env, run_print, ui_log_texts
 from tests.support.model_server import ModelServer, TextTurn, Turn, text, tool_use
+from tests.support.tmux_claude import TMUX, TmuxClaude, system_texts
 
 pytestmark = pytest.mark.engine
 
@@ -131,3 +133,62 @@ def test_a_loop_cut_off_in_its_third_iteration_resumes_in_its_third_iteration(
             "ended: 4 succeeded, 3 failed, 0 skipped",
         ], resumed.describe()
         assert [("Fix the build" in a, "Check the build" in a) for a in asked] == [(True, False), (False, True)]
+
+
+def _chain_lines(cli: TmuxClaude) -> list[str]:
+    """The plugin's lines in the session's transcript, in order."""
+    prefix = "slash-chain: "
+    return [t.removeprefix(prefix) for t in system_texts(cli.transcript_entries()) if t.startswith(prefix)]
+
+
+def _until(condition: Callable[[], bool], what: str, cli: TmuxClaude, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}\n{cli.describe()}")
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(not Path(TMUX).exists(), reason="tmux is not installed")
+def test_in_the_tui_a_continued_session_says_what_was_cut_off_and_resumes_on_the_persons_word(
+    plugin: Path, project: Path, tmp_path: Path
+) -> None:
+    """The interactive CLI, its process SIGKILLed while step 2 of 3 waits on the model: `claude --continue` shows the
+    line as the session opens, before anything is typed, and the person's `/slash-chain resume` runs step 2 again
+    and then step 3."""
+    person = Isolation.create(tmp_path)
+    hold = threading.Event()
+    script = [text("A."), text("B, never heard.", hold=hold), text("B."), text("C.")]
+    try:
+        with ModelServer(script) as model:
+            with TmuxClaude(cwd=project, isolation=person, model=model, plugin_dirs=[plugin], lifetime=180) as first:
+                first.send("/tiny a && /tiny b && /tiny c")
+                model.wait_for(lambda asked: sum(r.kind == "main" for r in asked) == 2, timeout=60)
+                # A crash: the CLI and everything of its terminal die at once.
+                for pid in first.pids:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                before = _chain_lines(first)
+            asked_before = len(model.main_requests)
+
+            with TmuxClaude(
+                cwd=project, isolation=person, model=model, plugin_dirs=[plugin], args=["--continue"], lifetime=180
+            ) as second:
+                _until(lambda: _chain_lines(second)[len(before) :] == [CUT], "the line of the cut-off chain", second)
+                assert len(model.main_requests) == asked_before, "nothing runs before the person says so"
+                second.send("/slash-chain resume")
+                _until(lambda: "all 3 command(s) ran" in _chain_lines(second), "the end of the chain", second)
+                assert _chain_lines(second)[len(before) :] == [
+                    CUT,
+                    "resumed: 2/3 /tiny b was interrupted and runs again, then the rest",
+                    "2/3: /tiny b",
+                    "3/3: /tiny c",
+                    "all 3 command(s) ran",
+                ], second.describe()
+                asked = [r.last_user_text() for r in model.main_requests[asked_before:]]
+                told = [[word for word in ("a", "b", "c") if f"Say something tiny: {word}" in a] for a in asked]
+                assert told == [["b"], ["c"]], asked
+    finally:
+        hold.set()
+        _end_helpers(person.tmp)
+        person.cleanup()
