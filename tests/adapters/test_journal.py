@@ -94,6 +94,30 @@ def test_a_corrupt_database_is_one_error(tmp_path: Path) -> None:
         Journal(path).write("r1", WHERE, {})
 
 
+def test_a_journal_whose_file_was_removed_or_broke_writes_to_the_file_there_now(tmp_path: Path) -> None:
+    # The journal keeps its connection between calls: one to a file the person removed would write where no one
+    # reads, and one an error closed must open again.
+    path = tmp_path / "runs.sqlite3"
+    journal = Journal(path)
+    journal.write("r1", WHERE, {"step": 1})
+    for made in tmp_path.glob("runs.sqlite3*"):
+        made.unlink()
+
+    journal.write("r2", WHERE, {"step": 2})
+    found = Journal(path).cut_off(WHERE, within_s=3600)
+    assert found is not None and (found.id, found.state) == ("r2", {"step": 2})
+
+    for made in tmp_path.glob("runs.sqlite3*"):
+        made.unlink()
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(JournalError):
+        journal.write("r3", WHERE, {})
+    path.unlink()
+    journal.write("r4", WHERE, {"step": 4})
+    found = Journal(path).cut_off(WHERE, within_s=3600)
+    assert found is not None and found.id == "r4"
+
+
 def test_a_folder_that_cannot_be_written_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(JournalError):
         Journal(Path("/proc/nope/runs.sqlite3")).write("r1", WHERE, {})

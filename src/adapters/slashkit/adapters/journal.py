@@ -8,11 +8,13 @@ kept KEEP_DAYS days and at most KEEP_RUNS rows, then pruned. A database that is 
 cannot be written is one `JournalError` the caller turns into one line, and the program runs on in memory.
 """
 
+import contextlib
 import json
 import os
 import secrets
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -78,12 +80,17 @@ def path_of(env: Environment) -> Path:
 
 
 class Journal:
-    """The journal at one path; each call opens, does its part in one transaction, and closes, so a helper that
-    serves many sessions holds no connection between events."""
+    """The journal at one path, each call one transaction. It keeps one connection, opened at its first call (a session
+    with no chain opens none) and again when an error closed it or the file was replaced; a write then costs a
+    transaction, not an open and a migration check (docs/performance.md)."""
 
     def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self._clock = clock
+        # A helper serves a session's events one at a time, but its threads may differ: one transaction at a time.
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._inode: int | None = None
 
     def write(self, run_id: str, where: tuple[str, str, str], state: object) -> None:
         """Writes a running program's state (JSON's types) under its id; `where` is (host, session, project)."""
@@ -140,8 +147,52 @@ class Journal:
             ).fetchall()
         return [_entry(row) for row in rows]
 
-    def _connected(self) -> "_Connection":
-        return _Connection(self.path)
+    @contextlib.contextmanager
+    def _connected(self) -> "Iterator[sqlite3.Connection]":
+        """One transaction, committed on a clean exit; every sqlite3 error (and the folder's) is a JournalError, after
+        which the connection is closed, so the next call opens it again."""
+        # Imported with the first chain's first write, not with the helper: ~5 ms off its start (CPython 3.11.7).
+        import sqlite3
+
+        with self._lock:
+            try:
+                db = self._open()
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            except (sqlite3.Error, OSError) as err:
+                self.close()
+                raise JournalError(f"{self.path}: {err}") from None
+
+    def _open(self) -> "sqlite3.Connection":
+        """The kept connection, or a new one (migrated) when there is none or the file is not the one it opened."""
+        import sqlite3
+
+        try:
+            inode: int | None = self.path.stat().st_ino
+        except FileNotFoundError:
+            inode = None
+        if self._db is not None and inode == self._inode:
+            return self._db
+        self.close()
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._db = db = sqlite3.connect(self.path, timeout=BUSY_S, isolation_level=None, check_same_thread=False)
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a process that crashes loses no committed write
+        _migrate(db)
+        self._inode = self.path.stat().st_ino
+        return db
+
+    def close(self) -> None:
+        """Closes the kept connection, if any (the next call opens one again)."""
+        db, self._db, self._inode = self._db, None, None
+        if db is not None:
+            db.close()
 
     def _prune(self, db: "sqlite3.Connection", now: float) -> None:
         db.execute("DELETE FROM runs WHERE finished IS NOT NULL AND finished < ?", (now - KEEP_DAYS * 86400,))
@@ -159,52 +210,6 @@ def _entry(row: tuple[str, str, str, str, str | None, float]) -> Entry:
     except ValueError as err:
         raise JournalError(f"run {run_id}'s state is not JSON: {err}") from None
     return Entry(run_id, host, session, project, data, updated)
-
-
-class _Connection:
-    """One transaction on the journal, opened (and migrated) on entry, committed on a clean exit; every sqlite3
-    error is a JournalError."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.db: sqlite3.Connection | None = None
-
-    def __enter__(self) -> "sqlite3.Connection":
-        # Imported with the first chain's first write, not with the helper: ~5 ms off its start (CPython 3.11.7).
-        import sqlite3
-
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            db = sqlite3.connect(self.path, timeout=BUSY_S, isolation_level=None)
-            self.db = db
-            db.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a process that crashes loses no committed write
-            _migrate(db)
-            db.execute("BEGIN IMMEDIATE")
-            return db
-        except (sqlite3.Error, OSError) as err:
-            self._close()
-            raise JournalError(f"{self.path}: {err}") from None
-
-    def __exit__(self, kind: object, error: object, trace: object) -> None:
-        import sqlite3
-
-        db = self.db
-        try:
-            if db is not None and db.in_transaction:
-                db.execute("COMMIT" if kind is None else "ROLLBACK")
-        except sqlite3.Error as err:
-            raise JournalError(f"{self.path}: {err}") from None
-        finally:
-            self._close()
-        if isinstance(error, sqlite3.Error):
-            raise JournalError(f"{self.path}: {error}") from None
-
-    def _close(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
 
 
 def _migrate(db: "sqlite3.Connection") -> None:
