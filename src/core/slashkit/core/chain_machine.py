@@ -903,6 +903,15 @@ def _resume(state: ChainState) -> Transition:
     return attrs.evolve(moved, reply=CommandAnswer(texts.resumed_text(cut.number, cut.total, cut.step)))
 
 
+def _forget(state: ChainState) -> Transition:
+    """`/slash-chain forget`, the person's alone: the program cut off is dropped, never to be offered again."""
+    cut = state.cut
+    if cut is None:
+        return Transition(state, reply=CommandAnswer(texts.NOTHING_CUT_OFF))
+    answer = CommandAnswer(texts.forgot_text(cut.number, cut.total, cut.step))
+    return Transition(attrs.evolve(state, cut=None), reply=answer)
+
+
 def _allow(state: ChainState, names: tuple[str, ...], saved: Library) -> Transition:
     """`/slash-chain allow NAME`, the person's alone (the rule refused anyone else's): records the saved chain's file
     and content as approved, so its shell steps run until the file changes."""
@@ -938,22 +947,19 @@ def _chain_command(state: ChainState, typed: ChainCommandTyped) -> Transition:
         return attrs.evolve(_cancel(state, r), reply=CommandAnswer(texts.cancelled_text(r.left)))
     if word == texts.LIST_WORD:
         return Transition(state, reply=CommandAnswer(typed.saved.listing(typed.commands, state.rule.builtins)))
-    if chain_words(args)[:1] == (texts.ALLOW_WORD,):
-        return _allow(state, chain_words(args)[1:], typed.saved)
+    first, *rest = chain_words(args) or ("",)
+    if first == texts.ALLOW_WORD:
+        return _allow(state, tuple(rest), typed.saved)
     if word == texts.RESUME_WORD:
         return _resume(state)
+    if word == texts.FORGET_WORD:
+        return _forget(state)
     if word == texts.STEPS_WORD:
         return Transition(state, reply=CommandAnswer(texts.NO_CHAIN_RUNS if r is None else _steps(r)))
-    if chain_words(args)[:1] == (texts.ADD_WORD,):
+    if first == texts.ADD_WORD:
         return _add(state, js_trim(word[len(texts.ADD_WORD) :]), typed)
-    if chain_words(args)[:1] == (texts.DROP_WORD,):
-        return _drop(state, chain_words(args)[1:])
-    if word == texts.FORGET_WORD:
-        if state.cut is None:
-            return Transition(state, reply=CommandAnswer(texts.NOTHING_CUT_OFF))
-        cut = state.cut
-        answer = CommandAnswer(texts.forgot_text(cut.number, cut.total, cut.step))
-        return Transition(attrs.evolve(state, cut=None), reply=answer)
+    if first == texts.DROP_WORD:
+        return _drop(state, tuple(rest))
     if word != "":
         return Transition(state, reply=CommandAnswer(texts.USAGE))
     if r is not None and (r.napping is not None or r.where.loops):

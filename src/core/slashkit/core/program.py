@@ -247,12 +247,9 @@ def without(node: Node, number: int) -> Node | None:
         match n:
             case Command(number=numbered_as) if numbered_as == number:
                 return _GONE
-            case Call(name, args, body, by):
+            case Call(body=body) | Group(body=body):
                 inner = drop(body)
-                return None if inner is None else (_GONE if inner is _GONE else Call(name, args, inner, by))
-            case Group(body):
-                inner = drop(body)
-                return None if inner is None else (_GONE if inner is _GONE else Group(inner))
+                return None if inner is None else (_GONE if inner is _GONE else attrs.evolve(n, body=inner))
             case Pipeline(parts):
                 kept = dropped_from(parts)
                 return kept if kept is None or isinstance(kept, Node) else Pipeline(kept)
