@@ -136,17 +136,6 @@ class Journal:
             ).fetchone()
         return None if row is None else _entry(row)
 
-    def in_project(self, project: str, within_s: float) -> list[Entry]:
-        """The runs of a project that did not finish, newest first (another session may list them, never run them)."""
-        since = self._clock() - within_s
-        with self._connected() as db:
-            rows = db.execute(
-                "SELECT id, host, session, project, state, updated FROM runs WHERE project = ? AND finished IS NULL"
-                " AND updated >= ? ORDER BY updated DESC LIMIT 20",
-                (project, since),
-            ).fetchall()
-        return [_entry(row) for row in rows]
-
     @contextlib.contextmanager
     def _connected(self) -> "Iterator[sqlite3.Connection]":
         """One transaction, committed on a clean exit; every sqlite3 error (and the folder's) is a JournalError, after
