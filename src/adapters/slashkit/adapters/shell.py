@@ -13,15 +13,18 @@ import contextlib
 import os
 import select
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from attrs import frozen
 
 from slashkit.core.ports import Environment
+
+if TYPE_CHECKING:
+    # Imported where a step starts or waits, not before the helper's first answer (most sessions run no shell step).
+    import subprocess
 
 #: The shell every step runs through.
 SHELL: Final = "/bin/sh"
@@ -73,6 +76,8 @@ def timeout_of(env: Environment) -> int:
 
 def run_shell(text: str, cwd: str, env: Mapping[str, str], timeout_s: float, stop: threading.Event) -> ShellEnded:
     """Runs `/bin/sh -c text` to its end, its timeout, or `stop`; never raises for anything the command does."""
+    import subprocess
+
     try:
         process = subprocess.Popen(
             [SHELL, "-c", text],
@@ -147,6 +152,8 @@ def _follow(process: "subprocess.Popen[bytes]", fd: int, tail: "_Tail", until: _
 
 
 def _wait(process: "subprocess.Popen[bytes]", until: _Until) -> str | None:
+    import subprocess
+
     deadline, stop, late = until
     while True:
         if stop.is_set():
@@ -186,6 +193,8 @@ def _group_alive(group: int) -> bool:
 
 def _end_group(process: "subprocess.Popen[bytes]") -> None:
     """SIGTERM to the step's whole process group, then SIGKILL GRACE_S later if the shell has not ended."""
+    import subprocess
+
     _signal_group(process.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=GRACE_S)
