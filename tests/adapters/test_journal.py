@@ -4,6 +4,7 @@ newer schema are one error, an old schema is migrated, finished runs are pruned,
 round-trips through it, and a session's journal keeps the person's edits of its running program."""
 
 import multiprocessing
+import os
 import sqlite3
 from pathlib import Path
 
@@ -184,3 +185,23 @@ def test_the_persons_edit_of_the_running_program_is_journaled(tmp_path: Path) ->
     entry = Journal(tmp_path / "runs.sqlite3").cut_off(WHERE, within_s=3600)
     assert entry is not None
     assert [step.name for step in read_cut(entry.state, entry.id).steps] == ["/a", "/b x", "/c"]
+
+
+def _held_open(path: Path) -> bool:
+    """Whether this process holds the database (or its WAL files) open."""
+    fds = Path("/proc/self/fd")
+    return any(os.path.realpath(fd).startswith(str(path)) for fd in fds.iterdir())
+
+
+def test_a_session_that_ends_leaves_no_connection_to_the_journal_open(tmp_path: Path) -> None:
+    # The shared helper outlives many sessions: each one's connection is closed as it ends, not left to the collector.
+    path = tmp_path / "runs.sqlite3"
+    journal = Journal(path)
+    session = SessionJournal(journal, WHERE, within_s=3600)
+    journal.write("r1", WHERE, {"step": 1})
+    assert _held_open(path)
+
+    session.close()
+    assert not _held_open(path)
+    found = Journal(path).cut_off(WHERE, within_s=3600)
+    assert found is not None and found.id == "r1"

@@ -289,6 +289,11 @@ class SessionJournal:
         self._prefix = prefix or f"{where[1]}-{os.urandom(4).hex()}"
         self._told = False
 
+    def close(self) -> None:
+        """Closes the journal's connection as the session ends (a helper outlives many sessions)."""
+        if self._journal is not None:
+            self._journal.close()
+
     def offered(self) -> tuple[Cut | None, list[str]]:
         """The run this session's previous process left cut off, if any, and a line if the journal failed."""
         if self._journal is None:

@@ -202,5 +202,6 @@ class Bridge:
         return self.shells.ended(token, self._timeout_s + 2 * GRACE_S + 5)
 
     def close(self) -> None:
-        """Ends what the session still runs: its shell steps."""
+        """Ends what the session still runs (its shell steps) and closes its journal's connection."""
         self.shells.close()
+        self._journal.close()
