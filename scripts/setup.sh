@@ -78,7 +78,6 @@ npm_tools() {
   echo "$stamp" > "$folder/version"
 }
 
-
 # The pinned opencode; and npm's cache seeded with the @opencode-ai/plugin of that version and its dependencies.
 # opencode installs that package into every config dir that holds a plugin before it loads the plugins (~70 s of
 # retries with no registry, measured on 1.18.33); the tests run npm offline against this cache, so the install

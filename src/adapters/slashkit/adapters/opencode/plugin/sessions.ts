@@ -43,6 +43,7 @@ export class Session {
   private readonly own = new Set<string>()
   /** Lines are written in order. */
   private lines: Promise<unknown> = Promise.resolve()
+  /** Toasts are shown in order (`toast`). */
   private toasts: Promise<unknown> = Promise.resolve()
   /** Whether a turn runs (`session.status`), and the lines held until it ended: a user message stored while a turn
    * runs makes opencode run one more turn after it, even a `noReply` one (measured on 1.18.33). */
@@ -324,12 +325,12 @@ export class Sessions {
  */
 const PROGRESS_MS = 10 * 60 * 1000
 
-/** Shows a running chain's progress in every TUI attached to the server, or (null) takes it away: a toast with no
- * text for a millisecond replaces the one shown (measured on 1.18.33; the server API has no status line). */
 /** A toast's body as the TUI takes it. */
 type Toast = { message: string; variant: 'info'; duration?: number }
 
-/** The toast that shows a chain's progress, or the one that takes it away (`null`). */
+/** The toast that shows a running chain's progress in every TUI attached to the server, or (null) takes it away: a
+ * toast with no text for a millisecond replaces the one shown (measured on 1.18.33; the server API has no status
+ * line). */
 function progressToast(text: string | null): Toast {
   return text === null ? { message: '', variant: 'info', duration: 1 } : { message: text, variant: 'info', duration: PROGRESS_MS }
 }
