@@ -78,21 +78,24 @@ def run_shell(text: str, cwd: str, env: Mapping[str, str], timeout_s: float, sto
     """Runs `/bin/sh -c text` to its end, its timeout, or `stop`; never raises for anything the command does."""
     import subprocess
 
-    try:
-        process = subprocess.Popen(
-            [SHELL, "-c", text],
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as err:
-        return ShellEnded(f"it could not start: {err.strerror or err}", "")
-    assert process.stdout is not None
+    # Started and registered under one lock: `end_all` (the helper leaving) then ends this step, or runs before it
+    # started. Registered after the lock was let go, a step whose shell was quick to run could be missed and left
+    # running (seen under load in tests/unit/test_shell_runner.py).
     with _groups_lock:
+        try:
+            process = subprocess.Popen(
+                [SHELL, "-c", text],
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as err:
+            return ShellEnded(f"it could not start: {err.strerror or err}", "")
         _groups.add(process.pid)
+    assert process.stdout is not None
     try:
         return _ran(process, timeout_s, stop)
     finally:
