@@ -39,7 +39,7 @@ MARKS = {
     "raised": r"session\.start: raised",
     "cmdreg": r"\$\.command\.register \(slash-chain\): /slash-chain listed",
     "failvis": r"mcp__slash-chain__fail visible",
-    "builtinvis": r"mcp__slash-chain__builtin visible",
+    "toollist": r"slash-chain@inline tool\.list settled",
     "fetch1": r"\$\.http\.fetch \(slash-chain\): POST",
     "spawn": r"\$\.process\.spawn \(slash-chain\)",
     "ss_settled": r"slash-chain@inline session\.start settled",

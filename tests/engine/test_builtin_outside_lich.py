@@ -58,7 +58,8 @@ REFUSED_ARGS: Final = {"model": "opus", "config": "model=opus permissionMode=acc
 
 
 def builtin_tool(command: str, args: str | None = None) -> Turn:
-    return tool_use(texts.BUILTIN_TOOL_ID, {"command": command} if args is None else {"command": command, "args": args})
+    given = {"command": command} if args is None else {"command": command, "args": args}
+    return tool_use(texts.BUILTIN_TOOL_NAME, given)
 
 
 def asked(path: str, command: str, args: str | None = None) -> Turn:
@@ -73,7 +74,7 @@ def settings_files(*roots: Path) -> dict[str, str]:
 
 def assert_offered_the_tool(request: RecordedRequest) -> None:
     """The first request lists the tool (not deferred), with the core's description and schema."""
-    offered = request.tool(texts.BUILTIN_TOOL_ID)
+    offered = request.tool(texts.BUILTIN_TOOL_NAME)
     assert offered is not None, request.tool_names
     assert offered.get("description") == EN[Key.SELF_TOOL_NOTE], offered
     assert offered.get("input_schema") == dict(texts.BUILTIN_SCHEMA), offered

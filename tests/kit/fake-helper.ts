@@ -62,6 +62,8 @@ export type HelperOptions = {
   env?: Readonly<Record<string, string>>
   /** Where the mocked clock starts. */
   now?: number
+  /** The paths `$.fs.exists` finds; absent, every path is there. */
+  paths?: readonly string[]
 }
 
 const stdout = (globalThis as { console?: { log: (line: string) => void } }).console
@@ -76,6 +78,8 @@ export class FakeHelper {
   readonly clock: MockClock
   /** The argv of every `$.process.spawn`. */
   readonly spawned: string[][] = []
+  /** Every path `$.fs.exists` was asked about, in order. */
+  readonly looked: string[] = []
   /** Every /v1/event request but the saved chains' (`offered`), in order. */
   readonly sent: Sent[] = []
   /** Every `SavedAsked` request, which each session start sends: kept apart, so `sent` holds what a test did. */
@@ -217,6 +221,10 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
   // The hook's own variables, read with the others when a helper is started (bridge.ts, `shared`): none here.
   on('process.hookEnv', () => ({ value: {} }))
 
+  on('fs.exists', (_, e) => {
+    fake.looked.push(e.path)
+    return { value: options.paths === undefined || options.paths.includes(e.path) }
+  })
   on('session.start', (_, e) => ({ cwd: e.cwd }))
   on('command.register', (_, e) => {
     if (fake.taken.has(e.name)) return { deny: `"/${e.name}" refused: it is the user's /${e.name}` }
@@ -227,6 +235,8 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
     fake.registered.push({ name: e.name, spec: e })
     return { value: { tool: `mcp__slash-chain__${e.name}` } }
   })
+  // The engine's own tools, beneath what a plugin's `tool.list` hook adds.
+  on('tool.list', () => ({ value: [{ name: 'Bash', description: 'Runs a shell command', mcp: false }] }))
   on('command.list', () => ({
     value: [
       { name: 'compact', description: 'Clear conversation history but keep a summary', source: 'builtin' },

@@ -2,8 +2,8 @@
  * The slash-chain plugin under the kit: what it sends the helper, what it does with the answers, and how it
  * behaves when the helper is unavailable. Each test gets a fresh copy of the plugin (module state included).
  */
-import type { Register } from 'claude-code'
-import { describe, expect, test } from 'claude-code/testing'
+import type { Register, ToolInfo } from 'claude-code'
+import { describe, type Engine, expect, test } from 'claude-code/testing'
 import {
   ANSWER_TIMEOUT_MS,
   deferred,
@@ -25,7 +25,9 @@ import {
 } from './fake-helper.js'
 
 const FAIL_TOOL = 'mcp__slash-chain__fail'
-const BUILTIN_TOOL = 'mcp__slash-chain__builtin'
+/** The self-command tool the plugin adds to the session's tools (`tool.list`), and the Agent SDK host's own. */
+const BUILTIN_TOOL = 'slash-chain_builtin'
+const SDK_BUILTIN_TOOL = 'mcp__slash-chain__builtin'
 /** The built-ins of the fake engine's command list (tests/kit/fake-helper.ts). */
 const BUILTINS = ['compact', 'model']
 const ENGINE = { plugin: 'engine', tier: 'core' } as const
@@ -53,17 +55,38 @@ const PANES: { name: string; register: Register } = {
   },
 }
 
+/** Another plugin whose `/tools` lists the session's tools as a mod's `$.tool.list()` reads them. */
+const TOOLS: { name: string; register: Register } = {
+  name: 'tools',
+  register(on) {
+    on('command.run', { command: 'tools' }, async $ => ({ text: JSON.stringify(await $.tool.list()) }))
+  },
+}
+
+/** The session's tools, as another plugin's `$.tool.list()` reads them. */
+async function tools($: Engine): Promise<ToolInfo[]> {
+  const listed = await $.command.run({ command: 'tools', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
+  return JSON.parse(listed.text ?? '[]') as ToolInfo[]
+}
+
+/** The model's call of the plugin's own tool: the kit's types name only the engine's tools and `mcp__` ones. */
+function callBuiltin($: Engine, input: { command?: unknown; args?: unknown }) {
+  return $.tool.call({ tool: BUILTIN_TOOL, ...input } as never)
+}
+
 const TURN = { answer: 'done', durationMs: 12, isAborted: false, turnId: 'turn-1', reason: 'answer' } as const
 
 describe('session start', () => {
-  test('registers /slash-chain, the fail tool and the builtin tool, then asks the helper for the saved chains', async ($, on) => {
+  test('registers /slash-chain and the fail tool, lists the builtin tool, then asks the helper for the saved chains', { plugins: [TOOLS] }, async ($, on) => {
     const fake = fakeHelper(on)
     expect(await $.session.start(START)).toEqual({ cwd: START.cwd })
-    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail', 'builtin'])
+    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail'])
     expect(fake.registered[0]?.spec).toMatchObject({ name: 'slash-chain', immediate: true, description: expect.any(String), argumentHint: expect.any(String) })
     expect(fake.registered[1]?.spec).toMatchObject({ name: 'fail', inputSchema: { type: 'object', required: ['reason'] } })
-    expect(fake.registered[2]?.spec).toMatchObject({
-      name: 'builtin',
+    const listed = await tools($)
+    expect(listed.map(t => t.name)).toEqual(['Bash', BUILTIN_TOOL])
+    expect(listed[1]).toMatchObject({
+      mcp: false,
       description: expect.stringContaining('/compact'),
       inputSchema: { type: 'object', required: ['command'] },
     })
@@ -72,16 +95,17 @@ describe('session start', () => {
     expect(fake.sent).toEqual([])
   })
 
-  test("in a session slashkit's SDK host drives, its tools are the host's: none registered, each call handed on", async ($, on) => {
+  test("in a session slashkit's SDK host drives, its tools are the host's: none registered, each call handed on", { plugins: [TOOLS] }, async ($, on) => {
     const fake = fakeHelper(on, { env: { SLASHKIT_HARNESS: 'sdk' } })
     on('tool.call', { tool: FAIL_TOOL }, () => ({ result: "the host's fail" }))
-    on('tool.call', { tool: BUILTIN_TOOL }, () => ({ result: "the host's builtin" }))
+    on('tool.call', { tool: SDK_BUILTIN_TOOL }, () => ({ result: "the host's builtin" }))
     await $.session.start(START)
     expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain'])
+    expect((await tools($)).map(t => t.name)).toEqual(['Bash'])
     // The host runs saved chains itself: the session asks for none.
     expect(fake.offered).toEqual([])
     expect(await $.tool.call({ tool: FAIL_TOOL, reason: 'no Bob' })).toEqual({ result: "the host's fail" })
-    expect(await $.tool.call({ tool: BUILTIN_TOOL, command: 'compact' })).toEqual({ result: "the host's builtin" })
+    expect(await $.tool.call({ tool: SDK_BUILTIN_TOOL, command: 'compact' })).toEqual({ result: "the host's builtin" })
     expect(fake.sent).toEqual([])
   })
 
@@ -93,6 +117,38 @@ describe('session start', () => {
     expect([...fake.offered, ...fake.sent].map(s => s.event)).toEqual(['SavedAsked', 'Continued'])
   })
 
+  test("with neither folder of saved chains, the start asks the helper nothing and starts none; a chain opens it", async ($, on) => {
+    const env = { HOME: '/home/ada', PWD: '/work/app' }
+    const fake = fakeHelper(on, { env, paths: [] })
+    await $.session.start(START)
+    expect(fake.looked.sort()).toEqual(['/home/ada/.config/slashkit/chains', '/work/app/.slashkit/chains'])
+    expect(fake.spawned).toEqual([])
+    expect([...fake.offered, ...fake.sent]).toEqual([])
+    await $.command.run(typed('review', 'a && /review b'))
+    expect(fake.spawned).toHaveLength(1)
+    expect(fake.sent.map(s => s.event)).toEqual(['ChainTyped'])
+  })
+
+  for (const [where, env, found] of [
+    ["the person's", { XDG_CONFIG_HOME: '/cfg', HOME: '/home/ada', PWD: '/work/app' }, '/cfg/slashkit/chains'],
+    ["the project's", { HOME: '/home/ada', PWD: '/work/app', SLASHKIT_PROJECT: '/repo' }, '/repo/.slashkit/chains'],
+  ] as const) {
+    test(`with ${where} folder of saved chains there, the start asks for them`, async ($, on) => {
+      const fake = fakeHelper(on, { env, paths: [found] })
+      await $.session.start(START)
+      expect(fake.looked).toContain(found)
+      expect(fake.offered.map(s => s.event)).toEqual(['SavedAsked'])
+    })
+  }
+
+  test('a continued session with no folder of saved chains still asks for the run it left cut off', async ($, on) => {
+    const fake = fakeHelper(on, { env: { HOME: '/home/ada', PWD: '/work/app' }, paths: [] })
+    on('classic.SessionStart', () => ({}))
+    await $.classic.SessionStart({ source: 'resume' })
+    await $.session.start(START)
+    expect([...fake.offered, ...fake.sent].map(s => s.event)).toEqual(['Continued'])
+  })
+
   test('a session started afresh asks for no cut-off run', async ($, on) => {
     const fake = fakeHelper(on)
     on('classic.SessionStart', () => ({}))
@@ -101,15 +157,13 @@ describe('session start', () => {
     expect([...fake.offered, ...fake.sent].map(s => s.event)).toEqual(['SavedAsked'])
   })
 
-  for (const tool of [FAIL_TOOL, BUILTIN_TOOL]) {
-    test(`${tool} is described as not deferred, its description kept`, async ($, on) => {
-      fakeHelper(on)
-      await $.session.start(START)
-      const provider = { plugin: 'slash-chain', tier: 'user' } as const
-      const described = await $.tool.describe({ tool, description: 'What it does', isDeferred: true, provider })
-      expect(described).toMatchObject({ description: 'What it does', isDeferred: false })
-    })
-  }
+  test('the fail tool is described as not deferred, its description kept', async ($, on) => {
+    fakeHelper(on)
+    await $.session.start(START)
+    const provider = { plugin: 'slash-chain', tier: 'user' } as const
+    const described = await $.tool.describe({ tool: FAIL_TOOL, description: 'What it does', isDeferred: true, provider })
+    expect(described).toMatchObject({ description: 'What it does', isDeferred: false })
+  })
 })
 
 /** The fake engine's command list as ChainTyped carries it (tests/kit/fake-helper.ts). */
@@ -288,9 +342,9 @@ describe('self-commands', () => {
     fake.answer = () => replies.shift() ?? {}
     await $.session.start(START)
 
-    const queued = await $.tool.call({ tool: BUILTIN_TOOL, command: 'compact', args: 'keep the plan' })
-    const denied = await $.tool.call({ tool: BUILTIN_TOOL, command: 'config' })
-    const unanswered = await $.tool.call({ tool: BUILTIN_TOOL, command: 42 })
+    const queued = await callBuiltin($, { command: 'compact', args: 'keep the plan' })
+    const denied = await callBuiltin($, { command: 'config' })
+    const unanswered = await callBuiltin($, { command: 42 })
 
     expect(fake.sent).toEqual([
       { event: 'BuiltinAsked', e: { command: 'compact', args: 'keep the plan', builtins: BUILTINS, switched_on: true } },
@@ -307,7 +361,7 @@ describe('self-commands', () => {
     on('tool.call', { tool: 'Skill' }, () => SKILL_REFUSAL)
     fake.answer = () => ({ reply: { kind: 'deny', text: 'switched off' } })
     await $.session.start(START)
-    await $.tool.call({ tool: BUILTIN_TOOL, command: 'compact' })
+    await callBuiltin($, { command: 'compact' })
     await $.tool.call({ tool: 'Skill', skill: 'compact' })
     expect(fake.sent.map(s => [s.event, s.e['switched_on']])).toEqual([
       ['BuiltinAsked', false],
@@ -849,7 +903,7 @@ describe('saved chains', () => {
   const SHIP = { name: 'ship', description: 'Reviews a name, then says done', argument_hint: '<name>' }
   const CHECK = { name: 'check', description: '/review $1 || /review fixed', argument_hint: '' }
   /** What the plugin registers of its own, before the saved chains. */
-  const OWN = ['/slash-chain', 'fail', 'builtin']
+  const OWN = ['/slash-chain', 'fail']
   const chains = (fake: { registered: Array<{ name: string; spec: unknown }> }) => fake.registered.filter(r => !OWN.includes(r.name))
 
   test("session start asks for the saved chains with the engine's commands, and registers each with its description", async ($, on) => {

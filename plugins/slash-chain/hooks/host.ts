@@ -16,7 +16,9 @@ export const COMMAND_DESCRIPTION = "Runs /a && /b one after another: status, sto
 export const COMMAND_HINT = "[stop | on | off | list | steps | add /CMD | drop N | allow NAME | resume | forget | builtin on | builtin off]"
 export const FAIL_DESCRIPTION = "Stops the running slash-chain (/a && /b) because the step you were handed failed, so the commands after it do not run. Call it only while a slash-chain step waits on your turn, and only when you could not do what that step asked; a step you did does not need it."
 export const FAIL_SCHEMA = {"type": "object", "properties": {"reason": {"type": "string", "description": "Why the step failed, in one sentence."}}, "required": ["reason"]}
-export const BUILTIN_TOOL = "builtin"
+export const BUILTIN_TOOL = "slash-chain_builtin"
 export const BUILTIN_DESCRIPTION = "Runs one of this session's own built-in slash commands (such as /compact) when the user asks you to: name it in `command` (for example `compact`) and put its arguments in `args`. It is queued and runs once this turn ends, so end your turn right after the call. /model and /effort are the user's alone."
 export const BUILTIN_SCHEMA = {"type": "object", "properties": {"command": {"type": "string", "description": "The built-in's name, without the slash: compact."}, "args": {"type": "string", "description": "Its arguments, if any."}}, "required": ["command"]}
+export const PERSON_CHAINS = "slashkit/chains"
+export const PROJECT_CHAINS = ".slashkit/chains"
 export const SEPARATOR = /(?:^|\s)(&&|\|\||;|\|)\s*(?:\/([A-Za-z0-9_:.-]+)|while|until|for|\{|break|continue|sleep|!\S+)(?=\s|$)/

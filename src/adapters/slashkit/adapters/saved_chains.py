@@ -17,6 +17,8 @@ from slashkit.core.saved_chain import MAX_FILE, Library, Problem, SavedFile, lib
 
 #: The project's folder of saved chains, under its root.
 PROJECT_FOLDER: Final = Path(".slashkit", "chains")
+#: The person's folder of saved chains, under their configuration folder.
+PERSON_FOLDER: Final = Path("slashkit", "chains")
 #: Names the project's root when the process does not run in it (a helper started elsewhere).
 PROJECT_VARIABLE: Final = "SLASHKIT_PROJECT"
 #: The most files read from one folder; the rest are named in one line.
@@ -26,7 +28,7 @@ MAX_FILES: Final = 256
 def person_folder(env: Mapping[str, str]) -> Path:
     """The person's folder: `$XDG_CONFIG_HOME/slashkit/chains`, or `~/.config/slashkit/chains` when unset."""
     config = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home(), ".config"))
-    return Path(config, "slashkit", "chains")
+    return Path(config) / PERSON_FOLDER
 
 
 def project_folder(project: Path | None, env: Mapping[str, str]) -> Path:

@@ -30,6 +30,8 @@ import {
   COMMAND_HINT,
   FAIL_DESCRIPTION,
   FAIL_SCHEMA,
+  PERSON_CHAINS,
+  PROJECT_CHAINS,
   UNAVAILABLE,
 } from './host.js'
 import { SEPARATOR } from './host.js'
@@ -55,12 +57,34 @@ async function listed($: EngineInterface): Promise<{ commands: string[]; builtin
 /**
  * Whether slashkit's Agent SDK host drives this session (it marks its Claude Code with SLASHKIT_HARNESS,
  * slashkit.adapters.bridge.bridge.HARNESS_VARIABLE; the engine reads only a literal name here): the host's own
- * in-process `slash-chain` server serves `fail` and `builtin` then, so the plugin registers neither and hands their
- * calls on, and each call reaches the chain and the queue it belongs to. The host runs saved chains itself too (it
- * sends their steps), so the plugin asks for none.
+ * in-process `slash-chain` server serves `fail` and `builtin` then, so the plugin registers no `fail` (it hands its
+ * calls on) and lists no `slash-chain_builtin`, and each call reaches the chain and the queue it belongs to. The host
+ * runs saved chains itself too (it sends their steps), so the plugin asks for none.
  */
 async function harnessed($: EngineInterface): Promise<boolean> {
   return ((await $.env.get('SLASHKIT_HARNESS')) ?? '') !== ''
+}
+
+/**
+ * Whether this session can have a saved chain: the person's folder of them or the project's is there, where the
+ * helper looks (slashkit.adapters.saved_chains: `$XDG_CONFIG_HOME` or `~/.config`, and `$SLASHKIT_PROJECT` or the
+ * session's folder). Without either, the session's start asks the helper nothing: ~15 ms of every start (measured
+ * on 2.1.328). A folder made later counts from the next session, as a chain saved mid-session does. A path that
+ * cannot be told, or a check that fails, counts as there.
+ */
+async function mayHaveSaved($: EngineInterface): Promise<boolean> {
+  const [config, home, project, hookEnv, pwd] = await Promise.all([
+    $.env.get('XDG_CONFIG_HOME'),
+    $.env.get('HOME'),
+    $.env.get('SLASHKIT_PROJECT'),
+    $.process.hookEnv(),
+    $.env.get('PWD'),
+  ])
+  const person = config || (home ? `${home}/.config` : undefined)
+  const root = project || (hookEnv.CLAUDE_PROJECT_DIR ?? pwd)
+  if (person === undefined || root === undefined) return true
+  const there = [$.fs.exists(`${person}/${PERSON_CHAINS}`), $.fs.exists(`${root}/${PROJECT_CHAINS}`)]
+  return (await Promise.all(there).catch(() => [true])).includes(true)
 }
 
 /**
@@ -141,13 +165,13 @@ export const register: Register = on => {
     // Declared once at the start, so the tool list the prompt cache holds does not change mid-session.
     if (await harnessed($)) return started
     await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
-    await $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA })
     // Before the session's first prompt: `claude -p "/ship Bob"` finds /ship only once it is registered. A private
     // environment still to be made (the first session after an install) is left to the first chain to make, as
     // before: making it here would hold every start without the package index, and a chain typed meanwhile would
     // wait on it outside a `$` call, past its hook's 10 s (measured on 2.1.328: `next() after it settled`).
-    if (await startable($)) {
-      await offerSaved($)
+    const offer = await mayHaveSaved($)
+    if ((offer || resumed) && (await startable($))) {
+      if (offer) await offerSaved($)
       // The program this session's previous process left cut off: a line says what, and only the person's
       // `/slash-chain resume` runs it. Asked here, not in SessionStart, whose `$` knows no session id yet.
       if (resumed) await ask(host($), 'Continued', {})
@@ -162,9 +186,19 @@ export const register: Register = on => {
     return next(e)
   })
 
-  // A plugin's tool waits behind ToolSearch by default; these are listed, so the model can call them at once.
+  // A plugin's tool waits behind ToolSearch by default; this one is listed, so the model can call it at once.
   on('tool.describe', { tool: 'mcp__slash-chain__fail' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
-  on('tool.describe', { tool: 'mcp__slash-chain__builtin' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
+
+  // The self-command tool joins the session's tool pool as the plugin's own tool, not through its MCP server: a
+  // second `$.tool.register` made the engine connect that server again, ~25 ms of every start (measured on
+  // 2.1.328), and a tool a `tool.list` hook adds is listed to the model at once. The fail tool stays an MCP tool:
+  // its name is in the step prompt (seed 003), and a `tool.list` hook may add no `mcp__` name.
+  on('tool.list', async ($, e, next) => {
+    const listed = await next(e)
+    if (listed.value === undefined || (await harnessed($))) return listed
+    const tool = { name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, mcp: false, inputSchema: BUILTIN_SCHEMA }
+    return { value: [...listed.value, tool] }
+  })
 
   on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e, next) => {
     if (await harnessed($)) return next(e)
@@ -174,10 +208,11 @@ export const register: Register = on => {
   }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
 
   // The core queues the built-in (it runs from a timer once the turn let it) or refuses it, saying why.
-  on('tool.call', { tool: 'mcp__slash-chain__builtin' }, async ($, e, next) => {
-    if (await harnessed($)) return next(e)
+  // The matcher's types know only the engine's tools and `mcp__` names; a pattern names the plugin's own tool.
+  on('tool.call', { tool: /^slash-chain_builtin$/ }, async ($, e) => {
+    const input = e as { command?: unknown; args?: unknown }
     const [builtins, switched_on] = await Promise.all([builtinNames($), switchedOn($)])
-    const event = { command: boundedInput(e.command ?? null), args: boundedInput(e.args ?? null), builtins, switched_on }
+    const event = { command: boundedInput(input.command ?? null), args: boundedInput(input.args ?? null), builtins, switched_on }
     const reply = (await ask(host($), 'BuiltinAsked', event))?.reply
     if (reply?.kind === 'tool.answer') return { result: reply.text }
     return { deny: reply?.kind === 'deny' ? reply.text : UNAVAILABLE.replace('{why}', 'no answer') }
