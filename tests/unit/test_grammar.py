@@ -48,3 +48,66 @@ def test_sleep_refuses_what_is_no_duration(written: str) -> None:
 def test_a_typed_line_opens_a_program_and_looks_meant_as_one_or_not(line: str, opens: bool, meant: bool) -> None:
     assert starts_program(line) == opens
     assert looks_like_program(line) == meant
+
+
+def test_an_error_on_a_later_line_of_a_file_says_its_line_and_its_column_in_that_line() -> None:
+    refused = parse("/a\n/b\n  for 1x in a; do /c; done", file=True).failure()
+
+    assert (refused.why, refused.line, refused.column, refused.where) == (
+        "for takes a name, not '1x'",
+        3,
+        7,
+        "line 3, column 7",
+    )
+
+
+@pytest.mark.parametrize("indent", ["", "   ", "\t", "\ufeff"])
+def test_a_comment_line_of_a_file_may_be_indented_by_any_whitespace_the_hosts_read_as_such(indent: str) -> None:
+    assert printed(parse(f"{indent}# why: the review first\n/a", file=True).unwrap()) == "/a"
+
+
+def test_a_line_that_opens_with_a_word_and_a_semicolon_is_worth_parsing() -> None:
+    assert starts_program("until;")
+    assert starts_program("while; do /a; done")
+
+
+@pytest.mark.parametrize("line", ["\ufeffwhile /a", "while\ufeff/a", "while !true; do /a", "{ !make test"])
+def test_a_line_that_opens_a_program_across_any_whitespace_or_with_a_shell_step_was_meant_as_one(line: str) -> None:
+    assert looks_like_program(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "why", "column"),
+    [
+        ("for 1 in a; do /a; done", "for takes a name, not '1'", 5),
+        ("for " + "1" * 50, f"for takes a name, not {'1' * 40!r}", 5),
+        ("for x in a b", "for's words end with ; or a new line before do", 13),
+        ("{; /a; }", "a command was expected, not ';'", 2),
+    ],
+)
+def test_a_for_or_a_group_written_wrong_is_refused_saying_what_and_where(line: str, why: str, column: int) -> None:
+    refused = parse(line).failure()
+
+    assert (refused.why, refused.column) == (why, column)
+
+
+def test_a_for_whose_name_is_missing_at_a_line_end_says_it_saw_the_new_line() -> None:
+    assert parse("for \n", file=True).failure().why == "for takes a name, not '\\n'"
+
+
+def test_a_group_of_a_file_may_open_its_body_on_the_next_line() -> None:
+    assert printed(parse("{\n/a\n}", file=True).unwrap()) == "{ /a; }"
+
+
+@pytest.mark.parametrize(
+    ("line", "read"),
+    [
+        ("!echo \\;; /x", "!echo \\; ; /x"),
+        ('!echo \\"hi && /x', '!echo \\"hi && /x'),
+        ("!echo X && /a", "!echo X && /a"),
+        ("!sleep 1 & wait && /a", "!sleep 1 & wait && /a"),
+        ("!echo 'a && b' && /a", "!echo 'a && b' && /a"),
+    ],
+)
+def test_a_shell_step_ends_at_the_first_operator_outside_quotes_and_escapes(line: str, read: str) -> None:
+    assert printed(parse(line).unwrap()) == read
