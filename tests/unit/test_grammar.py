@@ -111,3 +111,9 @@ def test_a_group_of_a_file_may_open_its_body_on_the_next_line() -> None:
 )
 def test_a_shell_step_ends_at_the_first_operator_outside_quotes_and_escapes(line: str, read: str) -> None:
     assert printed(parse(line).unwrap()) == read
+
+
+def test_a_for_of_a_file_may_put_do_lines_below_its_words() -> None:
+    read = parse("for w in a b\n\n  # then\n  do /x $w\ndone", file=True).unwrap()
+
+    assert printed(read) == "for w in a b; do /x $w; done"

@@ -376,7 +376,6 @@ class _Reader:
             self.at = end
         if not self._separator():
             raise _Refused("for's words end with ; or a new line before do", self.at)
-        self._skip(newlines=True)
         self._expect("do")
         self.loops += 1
         body = self._body()
