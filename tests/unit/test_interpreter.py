@@ -1,0 +1,95 @@
+"""The interpreter's moves read directly (slashkit.core.interpreter): what each command it asks for is told about the
+output it is handed and hands on, the operator it stands after, a saved chain's arguments around a nested call, and
+the history `/slash-chain steps` lists. The in-memory host's view of the same is tests/unit/test_programs.py."""
+
+from collections.abc import Sequence as Seq
+
+from slashkit.core.grammar import parse
+from slashkit.core.interpreter import Asked, Finished, Passed, Run, Status, advance, history
+from slashkit.core.program import AndOr, Call, Command, Node, Pipeline, Sequence, Sleep, numbered
+
+
+def asked(program: Node, statuses: Seq[Status | None]) -> list[Asked]:
+    """Every command the program asks for while its commands end as `statuses` say, in order (the one asked after
+    the last status included)."""
+    seen: list[Asked] = []
+    for n in range(len(statuses) + 1):
+        move = advance(Run(program, tuple(statuses[:n]))).next
+        if isinstance(move, Asked):
+            seen.append(move)
+    return seen
+
+
+def passed(program: Node, statuses: Seq[Status | None]) -> list[Passed]:
+    """The commands the program passed over once its commands ended as `statuses` say."""
+    lines = [advance(Run(program, tuple(statuses[:n]))).lines for n in range(len(statuses) + 1)]
+    return [line for said in lines for line in said if isinstance(line, Passed)]
+
+
+def test_each_part_of_a_pipeline_is_told_what_it_is_handed_and_what_it_hands_on() -> None:
+    said = asked(parse("/a | /b | /c ; /d").unwrap(), ["success", "success", "success"])
+
+    assert [(a.step.command, a.handed, a.hands_on) for a in said] == [
+        ("a", False, True),
+        ("b", True, True),
+        ("c", True, False),
+        ("d", False, False),
+    ]
+
+
+def test_a_pipeline_keeps_the_operator_before_it_on_its_first_command() -> None:
+    said = asked(parse("/x && /a | /b").unwrap(), ["success", "success"])
+
+    assert [(a.step.command, a.step.op) for a in said] == [("x", "&&"), ("a", "&&"), ("b", "|")]
+
+
+def test_a_command_a_pipe_passed_over_hands_nothing_on_so_the_rest_of_the_pipeline_is_passed_over_too() -> None:
+    program = parse("/a | /b | /c").unwrap()
+
+    assert [(p.step.command, p.step.op) for p in passed(program, ["failure"])] == [("b", "|"), ("c", "|")]
+
+
+def test_a_saved_chain_that_ends_in_a_sleep_hands_nothing_on_through_a_pipe() -> None:
+    ship = Call("ship", "", Sequence((Command("x", ""), Sleep(5, "5s"))))
+    program = numbered(Pipeline((ship, Command("c", ""))))
+
+    assert advance(Run(program, ("success", "success"))).next == Finished("success")
+    assert [p.step.command for p in passed(program, ["success", "success"])] == ["c"]
+
+
+def test_a_saved_chain_called_in_a_pipeline_is_handed_the_output_and_its_arguments_come_back_after_a_nested_call() -> (
+    None
+):
+    inner = Call("inner", "Y", Command("b", "$1"))
+    outer = Call("outer", "X", Sequence((inner, Command("c", "$1"))))
+    program = numbered(Pipeline((Command("a", ""), outer)))
+
+    said = asked(program, ["success", "success"])
+
+    expected = [("a", "", False), ("b", "Y", True), ("c", "X", False)]
+    assert [(a.step.command, a.step.args, a.handed) for a in said] == expected
+
+
+def test_the_history_lists_each_command_with_how_it_ended_and_what_was_passed_over() -> None:
+    assert history(Run(parse("/a ; /b ; /c").unwrap(), ("success", "failure", "success"))) == (
+        (1, "success"),
+        (2, "failure"),
+        (3, "success"),
+    )
+    assert history(Run(parse("/a && /b ; /c").unwrap(), ("failure",))) == ((1, "failure"), (2, "skipped"))
+    assert history(Run(parse("/a && /b").unwrap(), (None,))) == ((1, "refused"),)
+
+
+def test_a_list_keeps_the_operator_before_it_on_its_first_command_and_each_later_one_stands_after_its_own() -> None:
+    said = asked(parse("/x && { /a ; /b ; }").unwrap(), ["success", "success", "success"])
+
+    assert [(a.step.command, a.step.op) for a in said] == [("x", "&&"), ("a", "&&"), ("b", ";")]
+
+
+def test_a_compound_command_passed_over_is_passed_whole_each_command_after_its_operator_and_from_its_file() -> None:
+    assert [(p.step.command, p.step.op) for p in passed(parse("/a || { /b && /c; }").unwrap(), ["success"])] == [
+        ("b", "||"),
+        ("c", "&&"),
+    ]
+    ship = Call("ship", "", AndOr(Command("a", "", by="ship"), (("&&", Command("b", "", by="ship")),)), by="ship")
+    assert [(p.step.command, p.step.by) for p in passed(numbered(ship), ["failure"])] == [("b", "ship")]
