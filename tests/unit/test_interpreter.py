@@ -5,7 +5,7 @@ the history `/slash-chain steps` lists. The in-memory host's view of the same is
 from collections.abc import Sequence as Seq
 
 from slashkit.core.grammar import parse
-from slashkit.core.interpreter import Asked, Finished, Passed, Run, Status, advance, history
+from slashkit.core.interpreter import Asked, Capped, Finished, Mark, Passed, Run, Status, advance, history
 from slashkit.core.program import AndOr, Call, Command, Node, Pipeline, Sequence, Sleep, numbered
 
 
@@ -93,3 +93,14 @@ def test_a_compound_command_passed_over_is_passed_whole_each_command_after_its_o
     ]
     ship = Call("ship", "", AndOr(Command("a", "", by="ship"), (("&&", Command("b", "", by="ship")),)), by="ship")
     assert [(p.step.command, p.step.by) for p in passed(numbered(ship), ["failure"])] == [("b", "ship")]
+
+
+def test_a_loop_capped_says_the_iteration_it_stopped_after_and_its_condition_stands_first_after_and() -> None:
+    program = parse("while /a; do /b; done").unwrap()
+    statuses: list[Status | None] = ["success", "success", "success", "success"]
+
+    said = asked(program, statuses[:3])
+    capped = [line for line in advance(Run(program, tuple(statuses), loop_cap=2)).lines if isinstance(line, Capped)]
+
+    assert [(a.step.command, a.step.op) for a in said] == [("a", "&&"), ("b", ";"), ("a", "&&"), ("b", ";")]
+    assert capped == [Capped(Mark("while", 2, 2))]
