@@ -104,3 +104,23 @@ def test_a_loop_capped_says_the_iteration_it_stopped_after_and_its_condition_sta
 
     assert [(a.step.command, a.step.op) for a in said] == [("a", "&&"), ("b", ";"), ("a", "&&"), ("b", ";")]
     assert capped == [Capped(Mark("while", 2, 2))]
+
+
+def ran(line: str) -> list[str]:
+    """What a program asks for, command and arguments, while every command succeeds, to its end."""
+    program = parse(line).unwrap()
+    statuses: list[Status | None] = []
+    seen: list[str] = []
+    while isinstance(move := advance(Run(program, tuple(statuses))).next, Asked):
+        seen.append(f"{move.step.command} {move.step.args}")
+        statuses.append("success")
+    return seen
+
+
+def test_break_and_continue_with_a_count_leave_or_go_on_with_that_many_loops_out_of_three_or_four() -> None:
+    nested = "for a in 1 2; do for b in x y; do for c in p q; do /x $a$b$c; {}; done; done; done"
+    assert ran(nested.format("break 2")) == ["x 1xp", "x 2xp"]
+    assert ran(nested.format("continue 2")) == ["x 1xp", "x 1yp", "x 2xp", "x 2yp"]
+    four = "for z in 1 2; do for a in 1; do for b in x; do for c in p q; do /x $z$c; {}; done; done; /y $z; done; done"
+    assert ran(four.format("break 3")) == ["x 1p", "x 2p"]
+    assert ran(four.format("continue 3")) == ["x 1p", "x 2p"]
