@@ -124,3 +124,10 @@ def test_break_and_continue_with_a_count_leave_or_go_on_with_that_many_loops_out
     four = "for z in 1 2; do for a in 1; do for b in x; do for c in p q; do /x $z$c; {}; done; done; /y $z; done; done"
     assert ran(four.format("break 3")) == ["x 1p", "x 2p"]
     assert ran(four.format("continue 3")) == ["x 1p", "x 2p"]
+
+
+def test_an_expansion_with_nothing_to_fill_stays_as_written_and_a_missing_argument_is_empty() -> None:
+    assert ran("/a $1 ${X} $HOME") == ["a $1 ${X} $HOME"]
+    ship = Call("ship", "one two", Command("b", "[$1] [$3] $HOME ${X} $ARGUMENTS"))
+    said = asked(numbered(ship), [])
+    assert [a.step.args for a in said] == ["[one] [] $HOME ${X} one two"]
