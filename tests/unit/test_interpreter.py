@@ -5,7 +5,19 @@ the history `/slash-chain steps` lists. The in-memory host's view of the same is
 from collections.abc import Sequence as Seq
 
 from slashkit.core.grammar import parse
-from slashkit.core.interpreter import Asked, Capped, Finished, Mark, Passed, Run, Status, advance, history
+from slashkit.core.interpreter import (
+    MAX_STEPS,
+    Asked,
+    Bounded,
+    Capped,
+    Finished,
+    Mark,
+    Passed,
+    Run,
+    Status,
+    advance,
+    history,
+)
 from slashkit.core.program import AndOr, Call, Command, Node, Pipeline, Sequence, Sleep, numbered
 
 
@@ -131,3 +143,22 @@ def test_an_expansion_with_nothing_to_fill_stays_as_written_and_a_missing_argume
     ship = Call("ship", "one two", Command("b", "[$1] [$3] $HOME ${X} $ARGUMENTS"))
     said = asked(numbered(ship), [])
     assert [a.step.args for a in said] == ["[one] [] $HOME ${X} one two"]
+
+
+def test_a_finished_program_counts_every_command_it_asked_for_or_passed_over() -> None:
+    done = advance(Run(parse("/a && /b ; /c").unwrap(), ("failure", "success")))
+
+    assert (done.next, done.seen) == (Finished("success"), 3)
+
+
+def test_a_program_that_reaches_the_bound_of_steps_ends_failed_with_its_line_and_its_count() -> None:
+    program = parse("while /a; do while /b; do while /c; do /d; done; done; done").unwrap()
+    statuses: list[Status | None] = []
+    while isinstance((move := advance(Run(program, tuple(statuses)))).next, Asked):
+        statuses.append("success")
+
+    assert (move.next, move.lines[-1], move.seen) == (Finished("failure"), Bounded(MAX_STEPS), MAX_STEPS + 1)
+
+
+def test_a_command_ended_with_no_output_hands_on_none() -> None:
+    assert Run(parse("/a | /b").unwrap()).ended("success").output == ""
