@@ -39,7 +39,8 @@ EQUIVALENT_FILE: Final = ROOT / "scripts" / "equivalent-mutants.txt"
 DEFAULT_MODULES: Final = ("policy", "chain", "chain_machine", "self_command", "session", "saved_chain")
 FAST_TESTS: Final = ("tests/unit", "tests/property", "src/slashkit/core")
 #: The modules of programs (issue 33), whose mutants meet a smaller set: the unit tests, the programs' own property
-#: tests (bash as the oracle, the printed tree, the state's round trip) and the doctests. The rest of tests/property
+#: tests (bash as the oracle, the printed tree, the state's round trip, a running program edited, shell steps) and the
+#: doctests. The rest of tests/property
 #: reaches them through the chain machine and the bridge, thousands of examples each: on 2 cores every surviving
 #: mutant then took ~3 minutes, so the first whole run of the three was on course for 8 hours (2026-12-06). A
 #: score against fewer tests is a lower bound of the whole set's.
@@ -48,6 +49,8 @@ PROGRAM_TESTS: Final = (
     "tests/unit",
     "tests/property/test_programs_bash.py",
     "tests/property/test_program_properties.py",
+    "tests/property/test_running_edit_properties.py",
+    "tests/property/test_shell_step_properties.py",
     "src/slashkit/core",
 )
 #: pytest's arguments for every run: the database off, and the one fast test that reads the repository's own
