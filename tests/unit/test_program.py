@@ -5,7 +5,7 @@ again, or None when a loop would be left without its condition or its body."""
 import pytest
 
 from slashkit.core.grammar import parse
-from slashkit.core.program import Call, Command, commands, printed, without
+from slashkit.core.program import AndOr, Call, Command, Sequence, commands, is_and_list, numbered, printed, without
 
 
 @pytest.mark.parametrize(
@@ -67,3 +67,35 @@ def test_a_loop_is_never_left_without_its_condition_or_its_body_nor_a_program_wi
     line: str, number: int
 ) -> None:
     assert without(parse(line).unwrap(), number) is None
+
+
+def test_only_slash_commands_and_saved_chains_joined_by_and_alone_are_the_references_kind_of_chain() -> None:
+    def call(line: str) -> Call:
+        return Call("ship", "", parse(line).unwrap())
+
+    assert is_and_list(parse("/a && /b").unwrap())
+    assert is_and_list(call("/a && /b"))
+    assert is_and_list(AndOr(Command("a", ""), (("&&", call("/b && /c")),)))
+    assert not is_and_list(call("/a || /b"))
+    assert not is_and_list(AndOr(Command("a", ""), (("&&", call("/b ; /c")),)))
+    assert not is_and_list(parse("/a ; /b").unwrap())
+    assert not is_and_list(parse("{ /a; }").unwrap())
+
+
+def test_the_commands_are_listed_and_numbered_in_the_order_they_are_written_a_called_chains_in_its_place() -> None:
+    ship = Call("ship", "Bob", parse("/c $1 && /d").unwrap(), by="ship")
+    loop = parse("until /a; do { /b | /x; } ; for w in y; do /e; done; done").unwrap()
+    program = numbered(Sequence((loop, ship, Command("f", ""))))
+
+    assert [(c.command, c.number) for c in commands(program)] == [
+        ("a", 1),
+        ("b", 2),
+        ("x", 3),
+        ("e", 4),
+        ("c", 5),
+        ("d", 6),
+        ("f", 7),
+    ]
+    assert isinstance(program, Sequence)
+    assert (program.items[1].name, program.items[1].args, program.items[1].by) == ("ship", "Bob", "ship")  # type: ignore[union-attr]
+    assert printed(program) == "until /a; do { /b | /x; } ; for w in y; do /e; done; done ; /ship Bob ; /f"
