@@ -14,6 +14,7 @@ Each node keeps its hash once made (`cache_hash`): the interpreter's moves are r
 program is hashed at every move.
 """
 
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Final, Literal
 
@@ -219,7 +220,7 @@ def rebuilt(node: Node, leaf: Callable[[Node], Node]) -> Node:
 def numbered(node: Node) -> Node:
     """The program with its slash commands numbered from 1 in the order they are written, a called saved chain's in
     its place (`commands`)."""
-    counter = iter(range(1, 1 << 30))
+    counter = itertools.count(1)
 
     def number(n: Node) -> Node:
         return attrs.evolve(n, number=next(counter)) if isinstance(n, Command) else n
