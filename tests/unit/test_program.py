@@ -61,6 +61,8 @@ def test_a_command_dropped_leaves_the_rest_numbered_again(line: str, number: int
         ("until /a && /b; do /c; done", 3),
         ("for w in x; do /a; done", 1),
         ("{ /a; }", 1),
+        ("while /a; do while /b; do /c; done; done", 3),
+        ("until /a; do /b; done ; /c", 1),
     ],
 )
 def test_a_loop_is_never_left_without_its_condition_or_its_body_nor_a_program_without_a_command(
@@ -99,3 +101,8 @@ def test_the_commands_are_listed_and_numbered_in_the_order_they_are_written_a_ca
     assert isinstance(program, Sequence)
     assert (program.items[1].name, program.items[1].args, program.items[1].by) == ("ship", "Bob", "ship")  # type: ignore[union-attr]
     assert printed(program) == "until /a; do { /b | /x; } ; for w in y; do /e; done; done ; /ship Bob ; /f"
+
+
+def test_an_and_or_list_left_with_one_command_is_that_command() -> None:
+    assert without(parse("/a && /b").unwrap(), 2) == parse("/a").unwrap()
+    assert without(parse("/a || /b ; /c").unwrap(), 3) == parse("/a || /b").unwrap()

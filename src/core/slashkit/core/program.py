@@ -279,7 +279,8 @@ def without(node: Node, number: int) -> Node | None:
         return n
 
     def dropped_from(parts: tuple[Node, ...]) -> "tuple[Node, ...] | Node | None":
-        """The parts of a pipeline or list without the command: two or more, or the one left, or `_GONE`."""
+        """The parts of a pipeline or list without the command: two or more, or the one left (one command is dropped,
+        and a pipeline or a list has two parts or more)."""
         kept = []
         for part in parts:
             inner = drop(part)
@@ -287,9 +288,7 @@ def without(node: Node, number: int) -> Node | None:
                 return None
             if inner is not _GONE:
                 kept.append(inner)
-        if len(kept) < 2:
-            return kept[0] if kept else _GONE
-        return tuple(kept)
+        return kept[0] if len(kept) == 1 else tuple(kept)
 
     left = drop(node)
     return None if left is None or left is _GONE else numbered(left)
