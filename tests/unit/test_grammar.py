@@ -3,7 +3,7 @@ and a program written back as text."""
 
 import pytest
 
-from slashkit.core.grammar import MAX_SLEEP, looks_like_program, parse, starts_program
+from slashkit.core.grammar import MAX_NESTING, MAX_SLEEP, looks_like_program, parse, starts_program
 from slashkit.core.program import AndOr, Sleep, printed
 
 
@@ -117,3 +117,57 @@ def test_a_for_of_a_file_may_put_do_lines_below_its_words() -> None:
     read = parse("for w in a b\n\n  # then\n  do /x $w\ndone", file=True).unwrap()
 
     assert printed(read) == "for w in a b; do /x $w; done"
+
+
+def test_a_bang_at_the_end_of_a_line_is_no_shell_step_and_a_line_may_open_after_any_js_whitespace() -> None:
+    assert not looks_like_program("while !")
+    assert not looks_like_program("{ !")
+    assert starts_program("\ufeffwhile /a")
+
+
+@pytest.mark.parametrize(
+    ("line", "read"),
+    [
+        ("while /a;do /b;done", "while /a; do /b; done"),
+        ("/a &&", "/a &&"),
+        ("/a ;", "/a ;"),
+    ],
+)
+def test_a_semicolon_may_touch_the_word_it_closes_on_and_an_operator_before_no_command_is_an_argument(
+    line: str, read: str
+) -> None:
+    assert printed(parse(line).unwrap()) == read
+
+
+@pytest.mark.parametrize(
+    ("line", "why", "column"),
+    [
+        ("for; do /a; done", "for takes a name, not ';'", 4),
+        ("/a && sleep;", "sleep takes a duration such as 30s, 5m or 1h, not ';'", 12),
+        ("while /a; do /b; done ; break", "break is not inside a loop", 25),
+        ("for w in a; do /b; done ; break", "break is not inside a loop", 27),
+    ],
+)
+def test_a_word_that_lacks_what_follows_it_or_a_break_after_its_loop_ended_is_refused(
+    line: str, why: str, column: int
+) -> None:
+    refused = parse(line).failure()
+
+    assert (refused.why, refused.column) == (why, column)
+
+
+def test_a_loop_of_a_file_may_open_its_condition_on_the_next_line() -> None:
+    assert printed(parse("while\n/a\ndo /b\ndone", file=True).unwrap()) == "while /a; do /b; done"
+
+
+def test_nesting_is_counted_inside_each_compound_command_not_across_the_ones_before_it() -> None:
+    def nested(levels: int) -> str:
+        return "{ " * levels + "/x" + "; }" * levels
+
+    before = "{ { /a; }; } ; "
+    assert parse(before + nested(MAX_NESTING)).unwrap()
+    assert parse(before + nested(MAX_NESTING + 1)).failure().why == f"it nests more than {MAX_NESTING} deep"
+
+
+def test_a_shell_step_of_a_file_ends_at_its_line() -> None:
+    assert printed(parse("!make test\n/deploy now", file=True).unwrap()) == "!make test ; /deploy now"

@@ -340,7 +340,7 @@ class _Reader:
         """Tells whether a `;` at `at` ends a command inside a compound one (where bash reads every `;`), written on
         the word before it too: before the word that closes what is open (`/check; do`) or before a command.
         Outside one, a `;` keeps the reference's reading of `&&`: after whitespace, before `/name`."""
-        if at >= len(self.text) or self.text[at] != ";" or self.closer is None:
+        if self.text[at] != ";" or self.closer is None:
             return False
         after = self._skipped(at + 1, JS_WHITESPACE)
         return self._word_at(after, self.closer) or self._command_at(after)
