@@ -321,7 +321,7 @@ class _Reader:
                 return i
             if c == ";" and self._closes_after(i):
                 return i
-            if c in "&|;" and (i == 0 or text[i - 1] in JS_WHITESPACE) and self._operator_before_command(i):
+            if c in "&|;" and text[i - 1] in JS_WHITESPACE and self._operator_before_command(i):
                 return i
         return len(text)
 
