@@ -3,7 +3,7 @@ and a program written back as text."""
 
 import pytest
 
-from slashkit.core.grammar import MAX_NESTING, MAX_SLEEP, looks_like_program, parse, starts_program
+from slashkit.core.grammar import MAX_NESTING, MAX_SLEEP, MAX_TEXT, looks_like_program, parse, starts_program
 from slashkit.core.program import AndOr, Sleep, printed
 
 
@@ -171,3 +171,14 @@ def test_nesting_is_counted_inside_each_compound_command_not_across_the_ones_bef
 
 def test_a_shell_step_of_a_file_ends_at_its_line() -> None:
     assert printed(parse("!make test\n/deploy now", file=True).unwrap()) == "!make test ; /deploy now"
+
+
+def test_a_text_over_the_bound_is_refused_at_its_start_and_one_at_it_is_read() -> None:
+    assert printed(parse("/a " + "x" * (MAX_TEXT - 3)).unwrap()) == "/a " + "x" * (MAX_TEXT - 3)
+    refused = parse("/a " + "x" * (MAX_TEXT - 2)).failure()
+    assert (refused.why, refused.offset, refused.column) == (f"it is over {MAX_TEXT // 1024} KiB", 0, 1)
+
+
+def test_a_typed_line_has_no_comments_and_a_new_line_in_it_is_a_blank() -> None:
+    assert parse("# note\n/a").failure().why == "a command was expected, not '#'"
+    assert printed(parse("{ /a ; }\n&& /b").unwrap()) == "{ /a; } && /b"
