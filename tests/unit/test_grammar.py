@@ -182,3 +182,19 @@ def test_a_text_over_the_bound_is_refused_at_its_start_and_one_at_it_is_read() -
 def test_a_typed_line_has_no_comments_and_a_new_line_in_it_is_a_blank() -> None:
     assert parse("# note\n/a").failure().why == "a command was expected, not '#'"
     assert printed(parse("{ /a ; }\n&& /b").unwrap()) == "{ /a; } && /b"
+
+
+@pytest.mark.parametrize(("text", "file"), [("   ", False), ("# only a note\n\n", True)])
+def test_a_text_with_no_command_says_so(text: str, file: bool) -> None:
+    assert parse(text, file=file).failure().why == "it holds no command"
+
+
+@pytest.mark.parametrize("file", [False, True])
+def test_what_follows_a_whole_program_is_refused_where_it_stands(file: bool) -> None:
+    refused = parse("{ /a; } X", file=file).failure()
+
+    assert (refused.why, refused.column) == ("'X' was not expected", 9)
+
+
+def test_an_operator_at_a_line_end_of_a_file_joins_the_next_line() -> None:
+    assert printed(parse("/a &&\n/b ||\n/c |\n/d", file=True).unwrap()) == "/a && /b || /c | /d"
