@@ -198,3 +198,16 @@ def test_what_follows_a_whole_program_is_refused_where_it_stands(file: bool) -> 
 
 def test_an_operator_at_a_line_end_of_a_file_joins_the_next_line() -> None:
     assert printed(parse("/a &&\n/b ||\n/c |\n/d", file=True).unwrap()) == "/a && /b || /c | /d"
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("/x && /a | { /b; }", "only slash commands take part in a pipe (|)"),
+        ("/x && /a | !make test", "a shell step takes no text from a pipe (|): put it first, or after && or ;"),
+    ],
+)
+def test_a_pipe_into_what_takes_no_text_is_refused_where_the_pipeline_starts(line: str, why: str) -> None:
+    refused = parse(line).failure()
+
+    assert (refused.why, refused.column) == (why, 7)
