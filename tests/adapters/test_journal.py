@@ -6,6 +6,7 @@ round-trips through it, and a session's journal keeps the person's edits of its 
 import multiprocessing
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,31 @@ def test_a_session_that_ends_leaves_no_connection_to_the_journal_open(tmp_path: 
     assert not _held_open(path)
     found = Journal(path).cut_off(WHERE, within_s=3600)
     assert found is not None and found.id == "r1"
+
+
+def _first_write(n: int, journal: Journal, start: "threading.Barrier", failed: list[str]) -> None:
+    start.wait()
+    try:
+        journal.write(f"r{n}", WHERE, {"n": n})
+    except JournalError as err:
+        failed.append(str(err))
+
+
+def test_sessions_whose_first_writes_open_a_new_journal_at_once_all_write(tmp_path: Path) -> None:
+    """Two connections turning a new database to WAL at the same moment deadlock, and SQLite answers one of them
+    "database is locked" at once, past its busy timeout (seen with two opencode sessions' first chains)."""
+    for attempt in range(40):
+        path = tmp_path / f"runs-{attempt}.sqlite3"
+        journals = [Journal(path) for _ in range(6)]
+        start = threading.Barrier(len(journals))
+        failed: list[str] = []
+        threads = [threading.Thread(target=_first_write, args=(n, j, start, failed)) for n, j in enumerate(journals)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failed == [], failed
+        with sqlite3.connect(path) as db:
+            assert db.execute("SELECT count(*) FROM runs").fetchone() == (len(journals),)
+        for journal in journals:
+            journal.close()

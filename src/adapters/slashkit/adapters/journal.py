@@ -30,6 +30,12 @@ if TYPE_CHECKING:
 FILE: Final = "runs.sqlite3"
 #: How long a write waits for another session's, in seconds.
 BUSY_S: Final = 5.0
+#: Opening a journal (the WAL switch, the migrations) is done by one connection of a process at a time, and tried
+#: this many times across processes: two connections turning a new database to WAL at once deadlock, and SQLite
+#: answers one of them "database is locked" at once, without waiting out its busy timeout (seen with two opencode
+#: sessions' first chains in one shared helper; tests/adapters/test_journal.py).
+OPEN_TRIES: Final = 5
+_opening = threading.Lock()
 #: Finished runs kept: this many days, and at most this many rows.
 KEEP_DAYS: Final = 7
 KEEP_RUNS: Final = 1000
@@ -168,11 +174,21 @@ class Journal:
             return self._db
         self.close()
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._db = db = sqlite3.connect(self.path, timeout=BUSY_S, isolation_level=None, check_same_thread=False)
-        db.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a process that crashes loses no committed write
-        _migrate(db)
+        for tried in range(1, OPEN_TRIES + 1):
+            db = sqlite3.connect(self.path, timeout=BUSY_S, isolation_level=None, check_same_thread=False)
+            try:
+                with _opening:
+                    db.execute(f"PRAGMA busy_timeout = {int(BUSY_S * 1000)}")
+                    db.execute("PRAGMA journal_mode = WAL")
+                    db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a crashed process loses no committed write
+                    _migrate(db)
+                break
+            except sqlite3.OperationalError as err:
+                db.close()
+                if tried == OPEN_TRIES or "locked" not in str(err):
+                    raise
+                time.sleep(0.02 * tried)
+        self._db = db
         self._inode = self.path.stat().st_ino
         return db
 
