@@ -228,12 +228,19 @@ async function shared($: EngineInterface): Promise<Shared | null> {
       void $.store.set(SHARED_KEY, socket)
     }
   }
-  const cwd = hookEnv.CLAUDE_PROJECT_DIR ?? pwd ?? '/'
   return {
     socket,
-    opening: { options: HELPER_OPTIONS, cwd, env, owner: null },
+    opening: { options: HELPER_OPTIONS, cwd: sessionFolder(hookEnv, pwd), env, owner: null },
     found: socketPath => void $.store.set(SHARED_KEY, socketPath),
   }
+}
+
+/**
+ * The folder the helper is told a session runs in (its shell steps' folder, and its project's saved chains unless
+ * SLASHKIT_PROJECT names another): Claude Code's project, else the working directory.
+ */
+export function sessionFolder(hookEnv: Readonly<Record<string, string | undefined>>, pwd: string | undefined): string {
+  return hookEnv.CLAUDE_PROJECT_DIR ?? pwd ?? '/'
 }
 
 /** The bridge client's host, for this hook's `$`. */

@@ -17,6 +17,7 @@ import {
   opensProgram,
   prepare,
   serveRuns,
+  sessionFolder,
   skillRefused,
   startable,
   switchedOn,
@@ -67,9 +68,9 @@ async function harnessed($: EngineInterface): Promise<boolean> {
 /**
  * Whether this session can have a saved chain: the person's folder of them or the project's is there, where the
  * helper looks (slashkit.adapters.saved_chains: `$XDG_CONFIG_HOME` or `~/.config`, and `$SLASHKIT_PROJECT` or the
- * session's folder). Without either, the session's start asks the helper nothing: ~15 ms of every start (measured
- * on 2.1.328). A folder made later counts from the next session, as a chain saved mid-session does. A path that
- * cannot be told, or a check that fails, counts as there.
+ * `sessionFolder` the helper is told). Without either, the session's start asks the helper nothing: ~15 ms of every
+ * start (measured on 2.1.328). A folder made later counts from the next session, as a chain saved mid-session does.
+ * A person's folder that cannot be told (no HOME), or a check that fails, counts as there.
  */
 async function mayHaveSaved($: EngineInterface): Promise<boolean> {
   const [config, home, project, hookEnv, pwd] = await Promise.all([
@@ -80,8 +81,8 @@ async function mayHaveSaved($: EngineInterface): Promise<boolean> {
     $.env.get('PWD'),
   ])
   const person = config || (home ? `${home}/.config` : undefined)
-  const root = project || (hookEnv.CLAUDE_PROJECT_DIR ?? pwd)
-  if (person === undefined || root === undefined) return true
+  if (person === undefined) return true
+  const root = project || sessionFolder(hookEnv, pwd)
   const there = [$.fs.exists(`${person}/${PERSON_CHAINS}`), $.fs.exists(`${root}/${PROJECT_CHAINS}`)]
   return (await Promise.all(there).catch(() => [true])).includes(true)
 }
