@@ -92,6 +92,7 @@ def test_a_corrupt_database_is_one_error(tmp_path: Path) -> None:
 
     with pytest.raises(JournalError, match=r"runs\.sqlite3"):
         Journal(path).write("r1", WHERE, {})
+    assert not _held_open(path)
 
 
 def test_a_journal_whose_file_was_removed_or_broke_writes_to_the_file_there_now(tmp_path: Path) -> None:

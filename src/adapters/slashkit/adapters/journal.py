@@ -183,9 +183,9 @@ class Journal:
                     db.execute("PRAGMA synchronous = NORMAL")  # with WAL: a crashed process loses no committed write
                     _migrate(db)
                 break
-            except sqlite3.OperationalError as err:
-                db.close()
-                if tried == OPEN_TRIES or "locked" not in str(err):
+            except sqlite3.Error as err:
+                db.close()  # any failed open, not only a locked one: a corrupt file's connection is not kept either
+                if tried == OPEN_TRIES or not (isinstance(err, sqlite3.OperationalError) and "locked" in str(err)):
                     raise
                 time.sleep(0.02 * tried)
         self._db = db
