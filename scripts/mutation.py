@@ -40,10 +40,9 @@ DEFAULT_MODULES: Final = ("policy", "chain", "chain_machine", "self_command", "s
 FAST_TESTS: Final = ("tests/unit", "tests/property", "src/slashkit/core")
 #: The modules of programs (issue 33), whose mutants meet a smaller set: the unit tests, the programs' own property
 #: tests (bash as the oracle, the printed tree, the state's round trip, a running program edited, shell steps) and the
-#: doctests. The rest of tests/property
-#: reaches them through the chain machine and the bridge, thousands of examples each: on 2 cores every surviving
-#: mutant then took ~3 minutes, so the first whole run of the three was on course for 8 hours (2026-12-06). A
-#: score against fewer tests is a lower bound of the whole set's.
+#: doctests. The rest of tests/property reaches them through the chain machine and the bridge, thousands of examples
+#: each: on 2 cores every surviving mutant then took ~3 minutes, so the first whole run of the three was on course for
+#: 8 hours (2026-12-06). A score against fewer tests is a lower bound of the whole set's.
 PROGRAM_MODULES: Final = frozenset({"interpreter", "grammar", "program"})
 PROGRAM_TESTS: Final = (
     "tests/unit",
