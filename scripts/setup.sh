@@ -96,6 +96,7 @@ in_background npm_tools opencode "$OPENCODE_VERSION" opencode_plugin_cache "open
 in_background npm_tools codex "$CODEX_VERSION" : "@openai/codex@$CODEX_VERSION"
 
 # The pinned TypeScript compiler, for `tsc --strict` over the bridge's client and every shim (scripts/typescript.py),
+# and esbuild, which bundles each Claude Code plugin's hooks module (scripts/plugins.py),
 # with the types the shims import: Node's (opencode's shim runs on Node's modules, and the client's tests on Node),
 # opencode's plugin API of its pinned version, and Claude Code's mod API. That one ships inside the CLI only: it
 # writes its declarations out when its bundled skill `plugin-authoring` is asked for (measured on 2.1.328), here
@@ -117,7 +118,7 @@ claude_code_declarations() {
   cp "$declarations" "$1/claude-code/claude-code.d.ts"
   rm -rf "$scratch"
 }
-TYPESCRIPT_PACKAGES="typescript@7.0.2 @types/node@20.19.43 @opencode-ai/plugin@$OPENCODE_VERSION"
+TYPESCRIPT_PACKAGES="typescript@7.0.2 @types/node@20.19.43 @opencode-ai/plugin@$OPENCODE_VERSION esbuild@0.28.2"
 # The pinned Claude Code CLI, then the TypeScript tools with its declarations.
 claude_code_and_typescript() {
   npm_tools claude-code "$CLAUDE_CODE_VERSION" : "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"

@@ -8,7 +8,8 @@ type-checked, and the client tested on its own.
 Both lay their files out in a temporary folder with the installers' own functions
 (`slashkit.adapters.claude_code.plugins.lay_out`, `slashkit.adapters.opencode.install.install`,
 `slashkit.adapters.bridge.shim.client_files`), so what is checked is what users run, generated `host.ts` and
-`wire.ts` included. The tools are the clone's pinned ones (`.tools/typescript`, installed by scripts/setup.sh):
+`wire.ts` included; a Claude Code plugin's hooks module as the TypeScript it is bundled from
+(`plugins.module_sources`). The tools are the clone's pinned ones (`.tools/typescript`, installed by scripts/setup.sh):
 TypeScript, Node's types, opencode's plugin API, and the declarations of Claude Code's mod API that its CLI writes
 out. Exits 1 when a check or a test fails, with tsc's or Node's report on stdout.
 """
@@ -69,6 +70,9 @@ def check(work: Path) -> bool:
     configs = []
     for name in plugins.PLUGINS:
         folder = marketplace / "plugins" / name
+        # The TypeScript its bundled hooks module is made of, beside the files generated for it, checked as one.
+        for file, text in plugins.module_sources(name).items():
+            (folder / "hooks" / file).write_text(text)
         (folder / "tests").mkdir()
         for kit in [KIT / f"{name}.test.ts", *shared]:
             shutil.copy(kit, folder / "tests" / kit.name)

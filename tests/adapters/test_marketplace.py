@@ -3,6 +3,7 @@ generated from the core by scripts/plugins.py, carry slashkit's source through l
 machine that wrote them."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,5 +58,22 @@ def test_no_committed_file_holds_a_path_of_the_machine_that_wrote_it() -> None:
 def test_the_slash_chain_plugin_reads_the_harness_mark_the_sdk_host_sets() -> None:
     # The engine takes only a literal name in `$.env.get`, so the plugin writes the variable out: it must be the one
     # the SDK host sets, or the plugin would take the host's tool calls (tests/kit: the harness test).
-    source = (ROOT / "plugins" / "slash-chain" / "hooks" / "register.ts").read_text()
-    assert f"$.env.get('{HARNESS_VARIABLE}')" in source
+    source = (ROOT / "plugins" / "slash-chain" / "hooks" / plugins.MODULE).read_text()
+    assert f'$.env.get("{HARNESS_VARIABLE}")' in source
+
+
+def test_the_committed_hooks_modules_are_what_esbuild_bundles_from_the_typescript() -> None:
+    # The bundles ship in the package (`mod/<plugin>.js`); a change to a mod or to the client that was not bundled
+    # again would never reach the engine.
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "plugins.py"), "--check"], capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_plugins_hooks_module_imports_only_the_files_its_layout_generates() -> None:
+    for name in plugins.PLUGINS:
+        bundled = (ROOT / "plugins" / name / "hooks" / plugins.MODULE).read_text()
+        imported = set(re.findall(r'^\s*(?:import|export) [^;]*? from "([^"]+)";$', bundled, re.MULTILINE | re.DOTALL))
+        assert imported == {"./host.js", "./wire.js"}, name
+        assert set(plugins.generated_files(name, None)) == {"host.ts", "wire.ts"}

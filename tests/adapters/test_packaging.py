@@ -18,6 +18,7 @@ from attrs import frozen
 
 from slashkit.adapters import __version__
 from slashkit.adapters.bridge.shim import NODE_HOST
+from slashkit.adapters.claude_code import plugins
 from slashkit.adapters.opencode.install import ENTRY, MODULES
 from tests.support.claude_cli import Isolation, isolated_env
 from tests.support.model_server import ModelServer
@@ -83,6 +84,9 @@ def test_a_built_wheel_holds_only_slashkit_and_imports_from_a_fresh_environment(
         assert f"slashkit/adapters/opencode/plugin/{module}" in installed.names()
     for module in ("client.ts", NODE_HOST):
         assert f"slashkit/adapters/bridge/{module}" in installed.names()
+    # `slashkit claude-code plugin-dir` lays out the plugins' bundled hooks modules (plugins.MODULE) from here.
+    for plugin in plugins.PLUGINS:
+        assert f"slashkit/adapters/claude_code/mod/{plugin}.js" in installed.names()
     found = installed.run(installed.python, "-c", IMPORTS)
     assert Path(found.stdout.strip()).is_relative_to(installed.python.parents[1]), found.stderr
 

@@ -306,9 +306,9 @@ def matcher_literals(source: str) -> list[str]:
 def test_the_laid_out_matcher_is_the_core_separator_and_the_mod_holds_none_of_its_own() -> None:
     mod = (resources.files("slashkit.adapters.claude_code") / "mod" / "slash-chain.ts").read_text()
     assert matcher_literals(mod) == []
-    register = plugins.marketplace_files(None)[Path("plugins/slash-chain/hooks/register.ts")].decode()
-    assert matcher_literals(register) == [SEPARATOR_JS]
-    assert plugins.SEPARATOR_IMPORT not in register
+    bundled = plugins.marketplace_files(None)[Path("plugins/slash-chain/hooks", plugins.MODULE)].decode()
+    assert matcher_literals(bundled) == [SEPARATOR_JS]
+    assert "SEPARATOR" not in bundled
 
 
 def test_the_slash_chain_mods_tool_matchers_name_the_cores_tools() -> None:

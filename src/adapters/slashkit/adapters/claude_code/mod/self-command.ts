@@ -4,7 +4,7 @@
  * tool answers first, the shim translates the engine's payloads into the core's events (docs/bridge.md), and
  * slashkit's Python core decides what becomes of the refusal.
  */
-import type { EngineInterface, Register } from 'claude-code'
+import type { EngineInterface, On } from 'claude-code'
 import { ask, boundedInput, builtinNames, host, skillRefused, switchedOn, wanted } from './bridge.js'
 
 type Described = { description: string }
@@ -16,7 +16,11 @@ async function described<R extends Described>($: EngineInterface, tool: string, 
   return reply?.kind === 'description' ? { ...result, description: reply.text } : result
 }
 
-export const register: Register = on => {
+/**
+ * The hooks module's entry. A function declaration: bundled (plugins.MODULE), an arrow would be a `var` exported
+ * by name, which the engine refuses as an entry (measured on Claude Code 2.1.328).
+ */
+export function register(on: On): void {
   on('session.start', async ($, e, next) => {
     const started = await next(e)
     // Outside lich no helper starts: the core's gate needs LICH_SESSION_ID, so only then is it asked.

@@ -4,7 +4,7 @@
  * its `builtin` tool or the Skill tool, inside lich or not. A shim over the bridge: it translates the engine's payloads into the core's events (docs/bridge.md) and answers
  * with what the core says.
  */
-import type { Args, EngineInterface, Next, Register } from 'claude-code'
+import type { Args, EngineInterface, Next, On } from 'claude-code'
 import {
   ask,
   bounded,
@@ -157,7 +157,11 @@ async function lineTyped($: EngineInterface, e: Args<'prompt.submit'>): Promise<
   return { drop: reply.text }
 }
 
-export const register: Register = on => {
+/**
+ * The hooks module's entry. A function declaration: bundled (plugins.MODULE), an arrow would be a `var` exported
+ * by name, which the engine refuses as an entry (measured on Claude Code 2.1.328).
+ */
+export function register(on: On): void {
   on('session.start', async ($, e, next) => {
     const started = await next(e)
     // The session's chain steps are run with this hook's `$` once it settled (bridge.ts, serveRuns).
