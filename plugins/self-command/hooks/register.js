@@ -520,10 +520,10 @@ async function locate($) {
   return [python, ...HELPER_ARGS];
 }
 async function dataFolder($) {
-  return (await $.process.hookEnv()).CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`;
+  return (await facts($)).hookEnv.CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`;
 }
 async function found($) {
-  const person = await $.env.get("SLASHKIT_PYTHON");
+  const person = (await facts($)).python;
   if (person !== void 0 && person !== "") return [person, ...HELPER_ARGS];
   if (PYTHON !== null) return [PYTHON, ...HELPER_ARGS];
   const python = `${await dataFolder($)}/python-${VERSION2}/bin/python`;
@@ -550,12 +550,18 @@ function runServed(command, args) {
   });
 }
 var SHARED_KEY = "sharedHelper";
-async function shared2($) {
-  const [mode, runtime, kept, hookEnv, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout, resume] = await Promise.all([
+var factsRead;
+function facts($) {
+  factsRead ??= readFacts($);
+  return factsRead;
+}
+async function readFacts($) {
+  const [hookEnv, python, mode, runtime, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout, resume] = await Promise.all([
+    // A data folder the engine cannot make rejects (`CLAUDE_PLUGIN_DATA`): the rest is still read.
+    $.process.hookEnv().catch(() => ({})),
+    $.env.get("SLASHKIT_PYTHON"),
     $.env.get("SLASHKIT_HELPER"),
     $.env.get("XDG_RUNTIME_DIR"),
-    $.store.get(SHARED_KEY),
-    $.process.hookEnv(),
     $.env.get("TMPDIR"),
     $.env.get("PWD"),
     $.env.get("HOME"),
@@ -569,8 +575,7 @@ async function shared2($) {
     $.env.get("SLASHKIT_SHELL_TIMEOUT"),
     $.env.get("SLASHKIT_RESUME_HOURS")
   ]);
-  if (mode === "session") return null;
-  const given = {
+  const variables = {
     HOME: home,
     LICH_PROMPT_LANG: lang,
     LICH_SESSION_ID: lich,
@@ -590,24 +595,28 @@ async function shared2($) {
     // The id opencode's plugin gives its session, which the journal reads for opencode alone.
     OPENCODE_SESSION_ID: void 0
   };
+  return { hookEnv, variables, python, mode, runtime, tmp, pwd };
+}
+async function shared2($) {
+  const { hookEnv, variables, mode, runtime, tmp, pwd } = await facts($);
+  if (mode === "session") return null;
   const env = {};
-  for (const [name, value] of Object.entries(given)) if (value !== void 0) env[name] = value;
-  const folder = `${tmp !== void 0 && tmp !== "" ? tmp : "/tmp"}/slashkit-`;
-  let socket;
-  if (runtime?.startsWith("/") === true) socket = `${runtime}/slashkit/${SHARED_SOCKET}`;
-  else if (typeof kept === "string" && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) socket = kept;
-  else {
-    const uid = (await $.process.run(["id", "-u"]).catch(() => ({ stdout: "" }))).stdout.trim();
-    if (/^\d+$/.test(uid)) {
-      socket = `${folder}${uid}/${SHARED_SOCKET}`;
-      void $.store.set(SHARED_KEY, socket);
-    }
-  }
+  for (const [name, value] of Object.entries(variables)) if (value !== void 0) env[name] = value;
   return {
-    socket,
+    socket: runtime?.startsWith("/") === true ? `${runtime}/slashkit/${SHARED_SOCKET}` : await sharedInTmp($, tmp),
     opening: { options: HELPER_OPTIONS, cwd: sessionFolder(hookEnv, pwd), env, owner: null },
     found: (socketPath) => void $.store.set(SHARED_KEY, socketPath)
   };
+}
+async function sharedInTmp($, tmp) {
+  const folder = `${tmp !== void 0 && tmp !== "" ? tmp : "/tmp"}/slashkit-`;
+  const kept = await $.store.get(SHARED_KEY);
+  if (typeof kept === "string" && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) return kept;
+  const uid = (await $.process.run(["id", "-u"]).catch(() => ({ stdout: "" }))).stdout.trim();
+  if (!/^\d+$/.test(uid)) return void 0;
+  const socket = `${folder}${uid}/${SHARED_SOCKET}`;
+  void $.store.set(SHARED_KEY, socket);
+  return socket;
 }
 function sessionFolder(hookEnv, pwd) {
   return hookEnv.CLAUDE_PROJECT_DIR ?? pwd ?? "/";

@@ -526,10 +526,10 @@ async function locate($) {
   return [python, ...HELPER_ARGS];
 }
 async function dataFolder($) {
-  return (await $.process.hookEnv()).CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`;
+  return (await facts($)).hookEnv.CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`;
 }
 async function found($) {
-  const person = await $.env.get("SLASHKIT_PYTHON");
+  const person = (await facts($)).python;
   if (person !== void 0 && person !== "") return [person, ...HELPER_ARGS];
   if (PYTHON !== null) return [PYTHON, ...HELPER_ARGS];
   const python = `${await dataFolder($)}/python-${VERSION2}/bin/python`;
@@ -579,12 +579,18 @@ function drain() {
   return work.drained();
 }
 var SHARED_KEY = "sharedHelper";
-async function shared2($) {
-  const [mode, runtime, kept, hookEnv, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout, resume] = await Promise.all([
+var factsRead;
+function facts($) {
+  factsRead ??= readFacts($);
+  return factsRead;
+}
+async function readFacts($) {
+  const [hookEnv, python, mode, runtime, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout, resume] = await Promise.all([
+    // A data folder the engine cannot make rejects (`CLAUDE_PLUGIN_DATA`): the rest is still read.
+    $.process.hookEnv().catch(() => ({})),
+    $.env.get("SLASHKIT_PYTHON"),
     $.env.get("SLASHKIT_HELPER"),
     $.env.get("XDG_RUNTIME_DIR"),
-    $.store.get(SHARED_KEY),
-    $.process.hookEnv(),
     $.env.get("TMPDIR"),
     $.env.get("PWD"),
     $.env.get("HOME"),
@@ -598,8 +604,7 @@ async function shared2($) {
     $.env.get("SLASHKIT_SHELL_TIMEOUT"),
     $.env.get("SLASHKIT_RESUME_HOURS")
   ]);
-  if (mode === "session") return null;
-  const given = {
+  const variables = {
     HOME: home,
     LICH_PROMPT_LANG: lang,
     LICH_SESSION_ID: lich,
@@ -619,24 +624,28 @@ async function shared2($) {
     // The id opencode's plugin gives its session, which the journal reads for opencode alone.
     OPENCODE_SESSION_ID: void 0
   };
+  return { hookEnv, variables, python, mode, runtime, tmp, pwd };
+}
+async function shared2($) {
+  const { hookEnv, variables, mode, runtime, tmp, pwd } = await facts($);
+  if (mode === "session") return null;
   const env = {};
-  for (const [name, value] of Object.entries(given)) if (value !== void 0) env[name] = value;
-  const folder = `${tmp !== void 0 && tmp !== "" ? tmp : "/tmp"}/slashkit-`;
-  let socket;
-  if (runtime?.startsWith("/") === true) socket = `${runtime}/slashkit/${SHARED_SOCKET}`;
-  else if (typeof kept === "string" && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) socket = kept;
-  else {
-    const uid = (await $.process.run(["id", "-u"]).catch(() => ({ stdout: "" }))).stdout.trim();
-    if (/^\d+$/.test(uid)) {
-      socket = `${folder}${uid}/${SHARED_SOCKET}`;
-      void $.store.set(SHARED_KEY, socket);
-    }
-  }
+  for (const [name, value] of Object.entries(variables)) if (value !== void 0) env[name] = value;
   return {
-    socket,
+    socket: runtime?.startsWith("/") === true ? `${runtime}/slashkit/${SHARED_SOCKET}` : await sharedInTmp($, tmp),
     opening: { options: HELPER_OPTIONS, cwd: sessionFolder(hookEnv, pwd), env, owner: null },
     found: (socketPath) => void $.store.set(SHARED_KEY, socketPath)
   };
+}
+async function sharedInTmp($, tmp) {
+  const folder = `${tmp !== void 0 && tmp !== "" ? tmp : "/tmp"}/slashkit-`;
+  const kept = await $.store.get(SHARED_KEY);
+  if (typeof kept === "string" && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) return kept;
+  const uid = (await $.process.run(["id", "-u"]).catch(() => ({ stdout: "" }))).stdout.trim();
+  if (!/^\d+$/.test(uid)) return void 0;
+  const socket = `${folder}${uid}/${SHARED_SOCKET}`;
+  void $.store.set(SHARED_KEY, socket);
+  return socket;
 }
 function sessionFolder(hookEnv, pwd) {
   return hookEnv.CLAUDE_PROJECT_DIR ?? pwd ?? "/";
@@ -738,19 +747,13 @@ async function listed($) {
   return { commands: all.map((c) => c.name), builtins: all.filter((c) => c.source === "builtin").map((c) => c.name) };
 }
 async function harnessed($) {
-  return (await $.env.get("SLASHKIT_HARNESS") ?? "") !== "";
+  return ((await facts($)).variables.SLASHKIT_HARNESS ?? "") !== "";
 }
 async function mayHaveSaved($) {
-  const [config, home, project, hookEnv, pwd] = await Promise.all([
-    $.env.get("XDG_CONFIG_HOME"),
-    $.env.get("HOME"),
-    $.env.get("SLASHKIT_PROJECT"),
-    $.process.hookEnv(),
-    $.env.get("PWD")
-  ]);
-  const person = config || (home ? `${home}/.config` : void 0);
+  const { variables, hookEnv, pwd } = await facts($);
+  const person = variables.XDG_CONFIG_HOME || (variables.HOME ? `${variables.HOME}/.config` : void 0);
   if (person === void 0) return true;
-  const root = project || sessionFolder(hookEnv, pwd);
+  const root = variables.SLASHKIT_PROJECT || sessionFolder(hookEnv, pwd);
   const there = [$.fs.exists(`${person}/${PERSON_CHAINS}`), $.fs.exists(`${root}/${PROJECT_CHAINS}`)];
   return (await Promise.all(there).catch(() => [true])).includes(true);
 }
@@ -802,10 +805,12 @@ function register(on) {
   on("session.start", async ($, e, next) => {
     const started = await next(e);
     void serveRuns($);
+    const harness = harnessed($);
     await $.command.register({ name: "slash-chain", description: COMMAND_DESCRIPTION, argumentHint: COMMAND_HINT, immediate: true });
-    if (await harnessed($)) return started;
+    if (await harness) return started;
+    const saving = mayHaveSaved($);
     await $.tool.register({ name: "fail", description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA });
-    const offer = await mayHaveSaved($);
+    const offer = await saving;
     if ((offer || resumed) && await startable($)) {
       if (offer) await offerSaved($);
       if (resumed) await ask(host($), "Continued", {});

@@ -77,12 +77,12 @@ async function locate($: EngineInterface): Promise<readonly string[]> {
 
 /** The plugin's data folder, where its private environment lives. */
 async function dataFolder($: EngineInterface): Promise<string> {
-  return (await $.process.hookEnv()).CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`
+  return (await facts($)).hookEnv.CLAUDE_PLUGIN_DATA ?? `${$.plugin.root}/.data`
 }
 
 /** The helper's argv when one is there to start, the first of `locate`'s; null while the private environment is to be made. */
 async function found($: EngineInterface): Promise<readonly string[] | null> {
-  const person = await $.env.get('SLASHKIT_PYTHON')
+  const person = (await facts($)).python
   if (person !== undefined && person !== '') return [person, ...HELPER_ARGS]
   if (PYTHON !== null) return [PYTHON, ...HELPER_ARGS]
   const python = `${await dataFolder($)}/python-${VERSION}/bin/python`
@@ -166,20 +166,37 @@ export function drain(): Promise<void> {
 const SHARED_KEY = 'sharedHelper'
 
 /**
- * The person's shared helper, unless `SLASHKIT_HELPER=session` keeps one per session: its socket in
- * `$XDG_RUNTIME_DIR/slashkit`, else in `slashkit-<uid>` under `$TMPDIR` (slashkit.adapters.bridge.helper
- * .shared_directory), the uid read once and the socket kept in the store; and what this session brings: the
- * project (where the session started), the variables the core reads. The engine's process connects, so its end
- * ends the session.
+ * What this process's environment tells slashkit: the variables its plugins read and those the helper is given for
+ * the session (wire.ts, SESSION_VARIABLES), and the ones the engine gives a command hook (`$.process.hookEnv`).
+ * Read once per process, at once: each `$` call is a hop from the hooks' worker to the engine's main thread, which
+ * a session's start waits on (measured on 2.1.328: 20 reads in parallel cost ~7 ms, one after another ~15), and a
+ * chain's first hook found them read at the session's start. The process's environment is the session's for its
+ * life; a plugin that changes it later with `$.env.set` changes nothing slashkit reads.
  */
-async function shared($: EngineInterface): Promise<Shared | null> {
-  // Read at once, not one after another: each `$` call is a hop from the hooks' worker, and a session's start waits
-  // for them (measured on 2.1.328: the seven variables read in turn added ~60 ms to session.start under load).
-  const [mode, runtime, kept, hookEnv, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout, resume] = await Promise.all([
+type Facts = {
+  readonly hookEnv: Readonly<Record<string, string | undefined>>
+  readonly variables: Readonly<Record<(typeof SESSION_VARIABLES)[number], string | undefined>>
+  readonly python: string | undefined
+  readonly mode: string | undefined
+  readonly runtime: string | undefined
+  readonly tmp: string | undefined
+  readonly pwd: string | undefined
+}
+let factsRead: Promise<Facts> | undefined
+
+/** This process's `Facts`, read by the first hook that needs them. */
+export function facts($: EngineInterface): Promise<Facts> {
+  factsRead ??= readFacts($)
+  return factsRead
+}
+
+async function readFacts($: EngineInterface): Promise<Facts> {
+  const [hookEnv, python, mode, runtime, tmp, pwd, home, lang, lich, allow, harness, project, config, state, timeout, resume] = await Promise.all([
+    // A data folder the engine cannot make rejects (`CLAUDE_PLUGIN_DATA`): the rest is still read.
+    $.process.hookEnv().catch((): Record<string, string> => ({})),
+    $.env.get('SLASHKIT_PYTHON'),
     $.env.get('SLASHKIT_HELPER'),
     $.env.get('XDG_RUNTIME_DIR'),
-    $.store.get(SHARED_KEY),
-    $.process.hookEnv(),
     $.env.get('TMPDIR'),
     $.env.get('PWD'),
     $.env.get('HOME'),
@@ -193,9 +210,8 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     $.env.get('SLASHKIT_SHELL_TIMEOUT'),
     $.env.get('SLASHKIT_RESUME_HOURS'),
   ])
-  if (mode === 'session') return null
   // Every variable a session brings (wire.ts, from slashkit.adapters.bridge.sessions), and no other: tsc says so.
-  const given: Record<(typeof SESSION_VARIABLES)[number], string | undefined> = {
+  const variables: Facts['variables'] = {
     HOME: home,
     LICH_PROMPT_LANG: lang,
     LICH_SESSION_ID: lich,
@@ -215,24 +231,38 @@ async function shared($: EngineInterface): Promise<Shared | null> {
     // The id opencode's plugin gives its session, which the journal reads for opencode alone.
     OPENCODE_SESSION_ID: undefined,
   }
+  return { hookEnv, variables, python, mode, runtime, tmp, pwd }
+}
+
+/**
+ * The person's shared helper, unless `SLASHKIT_HELPER=session` keeps one per session: its socket in
+ * `$XDG_RUNTIME_DIR/slashkit`, else in `slashkit-<uid>` under `$TMPDIR` (slashkit.adapters.bridge.helper
+ * .shared_directory), the uid read once and the socket kept in the store; and what this session brings: the
+ * project (where the session started), the variables the core reads. The engine's process connects, so its end
+ * ends the session.
+ */
+async function shared($: EngineInterface): Promise<Shared | null> {
+  const { hookEnv, variables, mode, runtime, tmp, pwd } = await facts($)
+  if (mode === 'session') return null
   const env: Record<string, string> = {}
-  for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = value
-  const folder = `${tmp !== undefined && tmp !== '' ? tmp : '/tmp'}/slashkit-`
-  let socket: string | undefined
-  if (runtime?.startsWith('/') === true) socket = `${runtime}/slashkit/${SHARED_SOCKET}`
-  else if (typeof kept === 'string' && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) socket = kept
-  else {
-    const uid = (await $.process.run(['id', '-u']).catch(() => ({ stdout: '' }))).stdout.trim()
-    if (/^\d+$/.test(uid)) {
-      socket = `${folder}${uid}/${SHARED_SOCKET}`
-      void $.store.set(SHARED_KEY, socket)
-    }
-  }
+  for (const [name, value] of Object.entries(variables)) if (value !== undefined) env[name] = value
   return {
-    socket,
+    socket: runtime?.startsWith('/') === true ? `${runtime}/slashkit/${SHARED_SOCKET}` : await sharedInTmp($, tmp),
     opening: { options: HELPER_OPTIONS, cwd: sessionFolder(hookEnv, pwd), env, owner: null },
     found: socketPath => void $.store.set(SHARED_KEY, socketPath),
   }
+}
+
+/** The shared helper's socket under `$TMPDIR` (no XDG_RUNTIME_DIR): as the store keeps it, else from the uid. */
+async function sharedInTmp($: EngineInterface, tmp: string | undefined): Promise<string | undefined> {
+  const folder = `${tmp !== undefined && tmp !== '' ? tmp : '/tmp'}/slashkit-`
+  const kept = await $.store.get(SHARED_KEY)
+  if (typeof kept === 'string' && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) return kept
+  const uid = (await $.process.run(['id', '-u']).catch(() => ({ stdout: '' }))).stdout.trim()
+  if (!/^\d+$/.test(uid)) return undefined
+  const socket = `${folder}${uid}/${SHARED_SOCKET}`
+  void $.store.set(SHARED_KEY, socket)
+  return socket
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   builtinNames,
   drain,
   enabled,
+  facts,
   host,
   messageOf,
   opensProgram,
@@ -57,13 +58,13 @@ async function listed($: EngineInterface): Promise<{ commands: string[]; builtin
 
 /**
  * Whether slashkit's Agent SDK host drives this session (it marks its Claude Code with SLASHKIT_HARNESS,
- * slashkit.adapters.bridge.bridge.HARNESS_VARIABLE; the engine reads only a literal name here): the host's own
+ * slashkit.adapters.bridge.bridge.HARNESS_VARIABLE, read with the others in `facts`): the host's own
  * in-process `slash-chain` server serves `fail` and `builtin` then, so the plugin registers no `fail` (it hands its
  * calls on) and lists no `slash-chain_builtin`, and each call reaches the chain and the queue it belongs to. The host
  * runs saved chains itself too (it sends their steps), so the plugin asks for none.
  */
 async function harnessed($: EngineInterface): Promise<boolean> {
-  return ((await $.env.get('SLASHKIT_HARNESS')) ?? '') !== ''
+  return ((await facts($)).variables.SLASHKIT_HARNESS ?? '') !== ''
 }
 
 /**
@@ -74,16 +75,10 @@ async function harnessed($: EngineInterface): Promise<boolean> {
  * A person's folder that cannot be told (no HOME), or a check that fails, counts as there.
  */
 async function mayHaveSaved($: EngineInterface): Promise<boolean> {
-  const [config, home, project, hookEnv, pwd] = await Promise.all([
-    $.env.get('XDG_CONFIG_HOME'),
-    $.env.get('HOME'),
-    $.env.get('SLASHKIT_PROJECT'),
-    $.process.hookEnv(),
-    $.env.get('PWD'),
-  ])
-  const person = config || (home ? `${home}/.config` : undefined)
+  const { variables, hookEnv, pwd } = await facts($)
+  const person = variables.XDG_CONFIG_HOME || (variables.HOME ? `${variables.HOME}/.config` : undefined)
   if (person === undefined) return true
-  const root = project || sessionFolder(hookEnv, pwd)
+  const root = variables.SLASHKIT_PROJECT || sessionFolder(hookEnv, pwd)
   const there = [$.fs.exists(`${person}/${PERSON_CHAINS}`), $.fs.exists(`${root}/${PROJECT_CHAINS}`)]
   return (await Promise.all(there).catch(() => [true])).includes(true)
 }
@@ -166,15 +161,19 @@ export function register(on: On): void {
     const started = await next(e)
     // The session's chain steps are run with this hook's `$` once it settled (bridge.ts, serveRuns).
     void serveRuns($)
+    // The environment is read (`facts`, once a process) while the command is registered.
+    const harness = harnessed($)
     await $.command.register({ name: 'slash-chain', description: COMMAND_DESCRIPTION, argumentHint: COMMAND_HINT, immediate: true })
     // Declared once at the start, so the tool list the prompt cache holds does not change mid-session.
-    if (await harnessed($)) return started
+    if (await harness) return started
+    // The folders are looked for while the engine connects the tool's server.
+    const saving = mayHaveSaved($)
     await $.tool.register({ name: 'fail', description: FAIL_DESCRIPTION, inputSchema: FAIL_SCHEMA })
     // Before the session's first prompt: `claude -p "/ship Bob"` finds /ship only once it is registered. A private
     // environment still to be made (the first session after an install) is left to the first chain to make, as
     // before: making it here would hold every start without the package index, and a chain typed meanwhile would
     // wait on it outside a `$` call, past its hook's 10 s (measured on 2.1.328: `next() after it settled`).
-    const offer = await mayHaveSaved($)
+    const offer = await saving
     if ((offer || resumed) && (await startable($))) {
       if (offer) await offerSaved($)
       // The program this session's previous process left cut off: a line says what, and only the person's
