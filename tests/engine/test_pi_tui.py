@@ -4,6 +4,7 @@ runs the next step (docs/pi.md, "A typed line led by a built-in")."""
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -23,15 +24,29 @@ pytestmark = [
 ]
 
 
+def shown(screen: str) -> list[str]:
+    return [line.strip() for line in screen.splitlines() if line.strip()]
+
+
 def test_a_chain_typed_in_the_tui(tmp_path: Path) -> None:
+    """Each step's line shows before the model's answer to it, and the chain's end after the last answer. Each is
+    read while it is pi's newest notice: every notice pi's TUI draws again shows the newest one's text (one field
+    read by all of them, `showStatus`, interactive-mode.js, measured on 1.6.0), so once the chain ended, a redraw
+    may show `all 2 command(s) ran` where `2/2: /bye Alice` stood."""
     templates = {"greet": "Say hello to $1", "bye": "Say bye to $1"}
-    with tui_on(Pi(tmp_path), [text("ANSWER ONE"), text("ANSWER TWO")], templates) as (tui, model, _):
+    first, second = threading.Event(), threading.Event()
+    turns = [text("ANSWER ONE", hold=first), text("ANSWER TWO", hold=second)]
+    with tui_on(Pi(tmp_path), turns, templates) as (tui, model, _):
         tui.wait(lambda s: "slashkit" in s)
         tui.type("/greet Bob && /bye Alice")
-        screen = tui.wait(lambda s: "all 2 command(s) ran" in s)
-    shown = [line.strip() for line in screen.splitlines() if line.strip()]
-    assert shown.index("1/2: /greet Bob") < shown.index("ANSWER ONE") < shown.index("2/2: /bye Alice")
-    assert shown.index("2/2: /bye Alice") < shown.index("ANSWER TWO") < shown.index("all 2 command(s) ran")
+        step_one = shown(tui.wait(lambda s: "Say hello to Bob" in s and len(model.requests) == 1))
+        first.set()
+        step_two = shown(tui.wait(lambda s: "Say bye to Alice" in s and len(model.requests) == 2))
+        second.set()
+        ended = shown(tui.wait(lambda s: "ANSWER TWO" in s and "all 2 command(s) ran" in s))
+    assert step_one.index("1/2: /greet Bob") < step_one.index("Say hello to Bob")
+    assert step_two.index("ANSWER ONE") < step_two.index("2/2: /bye Alice") < step_two.index("Say bye to Alice")
+    assert ended.index("ANSWER TWO") < len(ended) - 1 - ended[::-1].index("all 2 command(s) ran")
     assert [r.last_user_text() for r in model.requests][1] == "Say bye to Alice"
 
 
