@@ -4,7 +4,7 @@ Python") and links to slashkit's source, which `claude plugin install` copies in
 
 First it bundles each plugin's hooks module, `mod/<name>.js` in the package (slashkit.adapters.claude_code.plugins
 .MODULE), from the plugin's TypeScript with the pinned esbuild (.tools/typescript, installed by scripts/setup.sh):
-one file, its types and the code it never calls dropped, importing the files each layout generates.
+one file, its types and the code it never calls dropped, no interpreter named (a layout writes one in).
 
 Run it after changing a mod, the bridge's client or a text the plugins register: `python scripts/plugins.py`.
 tests/adapters/test_marketplace.py fails while the committed files differ from what it writes; `--check` writes
@@ -29,13 +29,12 @@ BANNER: Final = (
 
 
 def bundle(name: str) -> str:
-    """The plugin's hooks module, bundled from its sources; the files a layout generates stay imports."""
-    generated = [f"--external:./{Path(file).with_suffix('.js')}" for file in plugins.generated_files(name, None)]
+    """The plugin's hooks module, bundled from its sources."""
     with tempfile.TemporaryDirectory() as work:
         for file, text in plugins.module_sources(name).items():
             (Path(work) / file).write_text(text)
         argv = [str(ESBUILD), "register.ts", "--bundle", "--format=esm", "--target=es2023", "--log-level=warning"]
-        argv += ["--external:claude-code", *generated, f"--banner:js={BANNER}"]
+        argv += ["--external:claude-code", f"--banner:js={BANNER}"]
         done = subprocess.run(argv, cwd=work, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"esbuild could not bundle {name}:\n{done.stderr}")

@@ -43,6 +43,8 @@ NODE_TESTS: Final = REPO_ROOT / "tests" / "node"
 #: The Claude Code plugins' kit tests (`claude plugin test`, tests/engine/test_kit.py): `<plugin>.test.ts` and the
 #: shared modules, checked in the plugin's `tests/` folder, where the kit runs them.
 KIT: Final = REPO_ROOT / "tests" / "kit"
+#: The generated facts the kit's fake helper imports, laid beside it (`plugins.module_sources`).
+KIT_FACTS: Final = ("wire.ts", "host.ts")
 
 #: The compiler options Claude Code's declarations give for a hooks module (its header, measured on 2.1.328): no
 #: DOM and no Node, strict, an index read may be undefined. The opencode plugin and the tests add Node's types.
@@ -70,10 +72,14 @@ def check(work: Path) -> bool:
     configs = []
     for name in plugins.PLUGINS:
         folder = marketplace / "plugins" / name
-        # The TypeScript its bundled hooks module is made of, beside the files generated for it, checked as one.
-        for file, text in plugins.module_sources(name).items():
+        # The TypeScript its bundled hooks module is made of, checked with the kit's tests, which read the wire's and
+        # the plugin's facts from copies of their own (the bundle holds them, and exports none).
+        sources = plugins.module_sources(name)
+        for file, text in sources.items():
             (folder / "hooks" / file).write_text(text)
         (folder / "tests").mkdir()
+        for file in KIT_FACTS:
+            (folder / "tests" / file).write_text(sources[file])
         for kit in [KIT / f"{name}.test.ts", *shared]:
             shutil.copy(kit, folder / "tests" / kit.name)
         configs.append(_tsconfig(folder, {}, ["hooks", "tests"], files=(str(CLAUDE_CODE_TYPES),)))

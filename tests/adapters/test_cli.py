@@ -1,5 +1,6 @@
 """The `slashkit` command as a person meets it: help, clear errors, and what each subcommand prints."""
 
+import json
 import os
 import re
 import subprocess
@@ -178,8 +179,8 @@ def test_plugin_dir_prints_a_folder_ready_to_load(tmp_path: Path, capsys: pytest
     assert main(["claude-code", "plugin-dir", "slash-chain", "--root", str(tmp_path)]) == 0
     folder = Path(capsys.readouterr().out.strip())
     assert folder == tmp_path / "plugins" / "slash-chain"
-    host = (folder / "hooks" / "host.ts").read_text()
-    assert f"export const PYTHON = {sys.executable!r}".replace("'", '"') in host
+    bundled = (folder / "hooks" / "register.js").read_text()
+    assert f"var PYTHON = {json.dumps(sys.executable)};\n" in bundled
     assert (tmp_path / ".claude-plugin" / "marketplace.json").is_file()
 
 
@@ -270,13 +271,13 @@ def test_laying_out_replaces_a_link_at_a_plugin_file_and_leaves_what_it_points_a
     victim.write_text("the user's own file\n")
     hooks = tmp_path / "root" / "plugins" / "slash-chain" / "hooks"
     hooks.mkdir(parents=True)
-    (hooks / "host.ts").symlink_to(victim)
-    (hooks / "host.ts.tmp").symlink_to(victim)
+    (hooks / "register.js").symlink_to(victim)
+    (hooks / "register.js.tmp").symlink_to(victim)
     shown = slashkit("claude-code", "plugin-dir", "slash-chain", "--root", str(tmp_path / "root"))
     assert shown.returncode == 0, shown.stderr
     assert victim.read_text() == "the user's own file\n"
-    assert not (hooks / "host.ts").is_symlink()
-    assert "export const PYTHON" in (hooks / "host.ts").read_text()
+    assert not (hooks / "register.js").is_symlink()
+    assert "var PYTHON = " in (hooks / "register.js").read_text()
 
 
 def test_run_refuses_a_chain_that_is_not_a_slash_command() -> None:

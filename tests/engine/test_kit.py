@@ -154,6 +154,10 @@ def test_kit_tests_pass(plugin: str, tmp_path: Path, iso: claude_cli.Isolation) 
     (folder / "tests").mkdir()
     for source in kit_files(plugin):
         shutil.copyfile(source, folder / "tests" / source.name)
+    # The fake helper reads the wire's and the plugin's facts, which the bundled module holds and does not export.
+    sources = plugins.module_sources(plugin)
+    for file in ("wire.ts", "host.ts"):
+        (folder / "tests" / file).write_text(sources[file])
 
     run = run_kit(folder, iso)
 

@@ -10,7 +10,7 @@
  */
 import type { Args, On } from 'claude-code'
 import { mock, type MockClock } from 'claude-code/testing'
-import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, VERSION } from '../hooks/wire.js'
+import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, VERSION } from './wire.js'
 
 /** Where the n-th helper started says it listens. */
 export function socket(n: number): string {
@@ -21,7 +21,7 @@ export const WIRE_MARK = 'slashkit-wire '
 export const EVENT_URL = `http://localhost${EVENT_PATH}`
 export const EXIT_URL = `http://localhost${EXIT_PATH}`
 /** The interpreter arguments a laid-out plugin starts, and how long it waits (slashkit.adapters.claude_code.plugins). */
-export { ANSWER_TIMEOUT_MS, HELPER_ARGS, START_TIMEOUT_MS } from '../hooks/host.js'
+export { ANSWER_TIMEOUT_MS, HELPER_ARGS, START_TIMEOUT_MS } from './host.js'
 
 export const START = { surface: 'terminal', isInteractive: true, cwd: '/tmp/project' } as const
 /** What the engine adds to a command the person typed. */

@@ -37,10 +37,14 @@ SOURCE_PARTS: Final = ("pyproject.toml", "README.md", "LICENSE", "src")
 _UNAVAILABLE: Final = {"slash-chain": texts.CHAIN_UNAVAILABLE, "self-command": texts.SELF_COMMAND_UNAVAILABLE}
 #: A plugin's hooks module: one JavaScript file, `mod/<plugin>.js` in the package, that scripts/plugins.py bundles from
 #: the plugin's TypeScript (`module_sources`) with the pinned esbuild, types and unused code dropped. The engine checks
-#: a hooks module on its main thread before the session starts, file by file, at a cost that grows with the code: the
-#: bundle's check took 4.5-35 ms less than the five TypeScript files' in three probes (measured on Claude Code 2.1.328,
-#: docs/performance.md). It imports the files generated as the plugin is laid out (`generated_files`).
+#: a hooks module on its main thread before the session starts, file by file, at a cost that grows with the code:
+#: each session started 19 ms sooner with this one file than with it and the two generated files it imported, and
+#: those three checked 4.5-35 ms faster than the five TypeScript files (measured on Claude Code 2.1.328,
+#: docs/performance.md). Laying it out writes in the interpreter (`with_python`).
 MODULE: Final = "register.js"
+#: The interpreter's line in a bundled module, as the bundle holds it: esbuild writes host.ts's `export const` as a
+#: `var`, and the bundle is made with no interpreter named (the repository's own marketplace).
+PYTHON_LINE: Final = "var PYTHON = null;\n"
 #: The line of `mod/slash-chain.ts` that imports the chain matcher, and the matcher that uses it (`inline_separator`).
 SEPARATOR_IMPORT: Final = "import { SEPARATOR } from './host.js'\n"
 SEPARATOR_MATCHER: Final = "{ args: SEPARATOR }"
@@ -108,8 +112,7 @@ def _plugin(name: str, python: str | None) -> dict[str, bytes]:
     written = {
         ".claude-plugin/plugin.json": _json(manifest),
         "hooks/hooks.json": _json({"modules": [f"./{MODULE}"]}),
-        f"hooks/{MODULE}": (mod / f"{name}.js").read_text(),
-        **{f"hooks/{file}": content for file, content in generated_files(name, python).items()},
+        f"hooks/{MODULE}": with_python((mod / f"{name}.js").read_text(), python),
         "README.md": (mod / f"{name}.README.md").read_text(),
     }
     return {path: text.encode() for path, text in written.items()} | {
@@ -119,21 +122,28 @@ def _plugin(name: str, python: str | None) -> dict[str, bytes]:
 
 def module_sources(name: str) -> dict[str, str]:
     """The TypeScript a plugin's hooks module (`MODULE`) is bundled from, by file name: its mod as `register.ts`
-    (the chain matcher written in as a literal for `slash-chain`), Claude Code's side of the bridge, and the bridge's
-    client shared by every JavaScript host, which bridge.ts gives Claude Code's `$`. They import `generated_files`."""
+    (the chain matcher written in as a literal for `slash-chain`), Claude Code's side of the bridge, the bridge's
+    client shared by every JavaScript host (which bridge.ts gives Claude Code's `$`), the wire's facts, and the
+    plugin's own (`host.ts`, no interpreter named)."""
     mod = resources.files("slashkit.adapters.claude_code") / "mod"
     register = (mod / f"{name}.ts").read_text()
+    client = client_files()
     return {
         "register.ts": inline_separator(register) if name == "slash-chain" else register,
         "bridge.ts": (mod / "bridge.ts").read_text(),
-        "client.ts": client_files()["client.ts"],
+        "client.ts": client["client.ts"],
+        "wire.ts": client["wire.ts"],
+        "host.ts": _host_module(name),
     }
 
 
-def generated_files(name: str, python: str | None) -> dict[str, str]:
-    """The files the hooks module imports, generated as the plugin is laid out: the plugin's facts
-    (`host.ts`, the interpreter among them) and the wire's (`wire.ts`, slashkit.adapters.bridge.shim.client_files)."""
-    return {"host.ts": _host_module(name, python), "wire.ts": client_files()["wire.ts"]}
+def with_python(bundle: str, python: str | None) -> str:
+    """A bundled hooks module with `python` as the interpreter its plugin starts (None: the plugin finds one). A
+    bundle without exactly one `PYTHON_LINE` is a ValueError."""
+    if bundle.count(PYTHON_LINE) != 1:
+        raise ValueError(f"expected one {PYTHON_LINE.strip()!r} in the bundled module")
+    named = helper_facts(python)["PYTHON"]  # an interpreter whose path is not UTF-8 is a ValueError there
+    return bundle.replace(PYTHON_LINE, f"var PYTHON = {json.dumps(named, ensure_ascii=False)};\n")
 
 
 def inline_separator(source: str) -> str:
@@ -147,11 +157,11 @@ def inline_separator(source: str) -> str:
     return source.replace(SEPARATOR_IMPORT, "").replace(SEPARATOR_MATCHER, f"{{ args: {SEPARATOR_JS} }}")
 
 
-def _host_module(name: str, python: str | None) -> str:
-    """The generated facts a plugin needs before Python runs: which interpreter (None: the plugin finds one), where
-    its private environment's source is, and what it registers."""
+def _host_module(name: str) -> str:
+    """The generated facts a plugin needs before Python runs: which interpreter (none named here: `with_python`
+    writes it into the bundle), where its private environment's source is, and what it registers."""
     values: dict[str, object] = {
-        **helper_facts(python),
+        **helper_facts(None),
         "VERSION": __version__,
         "SOURCE": SOURCE,
         "UNAVAILABLE": _UNAVAILABLE[name],
