@@ -8,8 +8,9 @@ Measured on 2.1.328 while writing these:
   answered; the model's next request is under way) is queued behind the turn, and the process exits only once it
   ran: the compact boundary comes after the turn's `result`, then a second `result`. (A chain's step queued after
   the session went idle is dropped instead: docs/claude-code.md, "Headless".)
-- The plugin's `builtin` tool is in the first request's tool list (not deferred) and is called in the default
-  permission mode without any safety check, as its fail tool is.
+- The plugin's `builtin` tool, registered as the typed prompt is submitted, is in that prompt's first request's
+  tool list (not deferred) and is called in the default permission mode without any safety check, as its fail tool
+  is.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ REFUSED_ARGS: Final = {"model": "opus", "config": "model=opus permissionMode=acc
 
 def builtin_tool(command: str, args: str | None = None) -> Turn:
     given = {"command": command} if args is None else {"command": command, "args": args}
-    return tool_use(texts.BUILTIN_TOOL_NAME, given)
+    return tool_use(texts.BUILTIN_TOOL_ID, given)
 
 
 def asked(path: str, command: str, args: str | None = None) -> Turn:
@@ -74,7 +75,7 @@ def settings_files(*roots: Path) -> dict[str, str]:
 
 def assert_offered_the_tool(request: RecordedRequest) -> None:
     """The first request lists the tool (not deferred), with the core's description and schema."""
-    offered = request.tool(texts.BUILTIN_TOOL_NAME)
+    offered = request.tool(texts.BUILTIN_TOOL_ID)
     assert offered is not None, request.tool_names
     assert offered.get("description") == EN[Key.SELF_TOOL_NOTE], offered
     assert offered.get("input_schema") == dict(texts.BUILTIN_SCHEMA), offered

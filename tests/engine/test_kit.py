@@ -36,7 +36,7 @@ KIT: Final = claude_cli.REPO_ROOT / "tests" / "kit"
 NO_PYTHON: Final = "/nonexistent/python"
 #: How many tests each plugin's kit file holds: a test that stops running (or a file that stops loading)
 #: shows as a lower count. Update it with the file.
-EXPECTED_TESTS: Final = {"slash-chain": 81, "self-command": 25}
+EXPECTED_TESTS: Final = {"slash-chain": 85, "self-command": 25}
 #: The bridge events each plugin's kit tests make it send; together, every event of the protocol.
 EXPECTED_EVENTS: Final = {
     "slash-chain": {
@@ -317,12 +317,13 @@ def test_the_laid_out_matcher_is_the_core_separator_and_the_mod_holds_none_of_it
 
 def test_the_slash_chain_mods_tool_matchers_name_the_cores_tools() -> None:
     """A matcher is a literal (the engine reads none from an import): each tool's name written in the mod is the
-    one the core names it by: the fail tool's (`texts.FAIL_TOOL_ID`) in its describe and its call hook, the
-    builtin tool's (`texts.BUILTIN_TOOL_NAME`, which the plugin lists itself) in its call hook's pattern."""
+    one the core names it by, the MCP name the engine gives what the plugin registers (`texts.FAIL_TOOL_ID`,
+    `texts.BUILTIN_TOOL_ID`): both in the describe hook, each in its call hook."""
     mod = (resources.files("slashkit.adapters.claude_code") / "mod" / "slash-chain.ts").read_text()
-    assert mod.count(f"{{ tool: '{texts.FAIL_TOOL_ID}' }}") == 2
-    assert mod.count(f"{{ tool: /^{texts.BUILTIN_TOOL_NAME}$/ }}") == 1
-    assert texts.BUILTIN_TOOL_ID not in mod
+    assert mod.count(f"{{ tool: ['{texts.FAIL_TOOL_ID}', '{texts.BUILTIN_TOOL_ID}'] }}") == 1
+    assert mod.count(f"{{ tool: '{texts.FAIL_TOOL_ID}' }}") == 1
+    assert mod.count(f"{{ tool: '{texts.BUILTIN_TOOL_ID}' }}") == 1
+    assert texts.BUILTIN_TOOL_NAME not in mod
 
 
 def test_inlining_the_separator_refuses_a_mod_without_one_matcher_to_fill() -> None:

@@ -702,7 +702,7 @@ def test_with_both_plugins_inside_lich_one_call_queues_one_compact(
     """Both plugins loaded inside lich, each with its helper: Skill(compact) is the self-command plugin's (its
     note in lich's language: the slash-chain plugin stands aside), and the slash-chain plugin's own tool is its
     alone. Either way /compact runs once: one command row, one compact boundary, one summary request."""
-    turn = skill("compact") if call == "skill" else tool_use(texts.BUILTIN_TOOL_NAME, {"command": "compact"})
+    turn = skill("compact") if call == "skill" else tool_use(texts.BUILTIN_TOOL_ID, {"command": "compact"})
     env = lich_env(lang="pt-BR")
     with session(tmp_path, project, [plugin, chain_plugin], [turn, text("Compacting.")], env=env) as run:
         run.cli.send("run /compact")

@@ -10,7 +10,7 @@
  */
 import type { Args, On } from 'claude-code'
 import { mock, type MockClock } from 'claude-code/testing'
-import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, VERSION } from './wire.js'
+import { EVENT_PATH, EXIT_PATH, MAX_FORECAST_DEPTH, OPEN_PATH, VERSION } from './wire.js'
 
 /** Where the n-th helper started says it listens. */
 export function socket(n: number): string {
@@ -20,6 +20,7 @@ export function socket(n: number): string {
 export const WIRE_MARK = 'slashkit-wire '
 export const EVENT_URL = `http://localhost${EVENT_PATH}`
 export const EXIT_URL = `http://localhost${EXIT_PATH}`
+const OPEN_URL = `http://localhost${OPEN_PATH}`
 /** The interpreter arguments a laid-out plugin starts, and how long it waits (slashkit.adapters.claude_code.plugins). */
 export { ANSWER_TIMEOUT_MS, HELPER_ARGS, START_TIMEOUT_MS } from './host.js'
 
@@ -64,6 +65,8 @@ export type HelperOptions = {
   now?: number
   /** The paths `$.fs.exists` finds; absent, every path is there. */
   paths?: readonly string[]
+  /** What `$.fs.read` of `/proc/self/status` answers; absent, the read is refused, as where there is no /proc. */
+  procStatus?: string
 }
 
 const stdout = (globalThis as { console?: { log: (line: string) => void } }).console
@@ -116,6 +119,8 @@ export class FakeHelper {
   processRun: (argv: readonly string[]) => { exitCode: number; stdout: string } | { reject: string } = () => ({ exitCode: 127, stdout: '' })
   /** The engine's answer to a command run beneath the plugin; a throw makes the run fail. */
   command: (e: CommandRan) => CommandAnswer | Promise<CommandAnswer> = e => ({ text: `ran /${e.command} ${e.args}` })
+  /** Every socket and path the plugin POSTed to, in order: `<socket> <path>`. */
+  readonly posted: string[] = []
   /** The sockets of the helpers still running; a request to another is refused, as a dead helper's is. */
   readonly live = new Set<string>()
   /** The events the current helper has answered, as its `version` counts them. */
@@ -225,6 +230,10 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
     fake.looked.push(e.path)
     return { value: options.paths === undefined || options.paths.includes(e.path) }
   })
+  on('fs.read', (_, e) => {
+    if (e.path === '/proc/self/status' && options.procStatus !== undefined) return { value: options.procStatus }
+    return { deny: `ENOENT: no such file or directory, open '${e.path}'` }
+  })
   on('session.start', (_, e) => ({ cwd: e.cwd }))
   on('command.register', (_, e) => {
     if (fake.taken.has(e.name)) return { deny: `"/${e.name}" refused: it is the user's /${e.name}` }
@@ -333,6 +342,9 @@ export function fakeHelper(on: On, options: HelperOptions = {}): FakeHelper {
 
   on('http.fetch', async (_, e) => {
     const init = e.init ?? {}
+    fake.posted.push(`${init.socketPath ?? ''} ${e.url.replace('http://localhost', '')}`)
+    // No shared helper listens here (the kit cannot start one: tests/engine), so no session opens.
+    if (e.url.startsWith(OPEN_URL)) return { deny: `failed: ECONNREFUSED: no shared helper on ${init.socketPath ?? ''}` }
     if (e.url === EXIT_URL) {
       fake.exits.push(init.socketPath ?? '')
       fake.changed()

@@ -25,9 +25,8 @@ import {
 } from './fake-helper.js'
 
 const FAIL_TOOL = 'mcp__slash-chain__fail'
-/** The self-command tool the plugin adds to the session's tools (`tool.list`), and the Agent SDK host's own. */
-const BUILTIN_TOOL = 'slash-chain_builtin'
-const SDK_BUILTIN_TOOL = 'mcp__slash-chain__builtin'
+/** The self-command tool the plugin registers before the first prompt the model answers, and the Agent SDK host's own. */
+const BUILTIN_TOOL = 'mcp__slash-chain__builtin'
 /** The built-ins of the fake engine's command list (tests/kit/fake-helper.ts). */
 const BUILTINS = ['compact', 'model']
 const ENGINE = { plugin: 'engine', tier: 'core' } as const
@@ -69,27 +68,22 @@ async function tools($: Engine): Promise<ToolInfo[]> {
   return JSON.parse(listed.text ?? '[]') as ToolInfo[]
 }
 
-/** The model's call of the plugin's own tool: the kit's types name only the engine's tools and `mcp__` ones. */
+/** The model's call of the plugin's builtin tool. */
 function callBuiltin($: Engine, input: { command?: unknown; args?: unknown }) {
-  return $.tool.call({ tool: BUILTIN_TOOL, ...input } as never)
+  return $.tool.call({ tool: BUILTIN_TOOL, ...input })
 }
 
 const TURN = { answer: 'done', durationMs: 12, isAborted: false, turnId: 'turn-1', reason: 'answer' } as const
 
 describe('session start', () => {
-  test('registers /slash-chain and the fail tool, lists the builtin tool, then asks the helper for the saved chains', { plugins: [TOOLS] }, async ($, on) => {
+  test('registers /slash-chain and the fail tool, then asks the helper for the saved chains', { plugins: [TOOLS] }, async ($, on) => {
     const fake = fakeHelper(on)
     expect(await $.session.start(START)).toEqual({ cwd: START.cwd })
     expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail'])
     expect(fake.registered[0]?.spec).toMatchObject({ name: 'slash-chain', immediate: true, description: expect.any(String), argumentHint: expect.any(String) })
     expect(fake.registered[1]?.spec).toMatchObject({ name: 'fail', inputSchema: { type: 'object', required: ['reason'] } })
-    const listed = await tools($)
-    expect(listed.map(t => t.name)).toEqual(['Bash', BUILTIN_TOOL])
-    expect(listed[1]).toMatchObject({
-      mcp: false,
-      description: expect.stringContaining('/compact'),
-      inputSchema: { type: 'object', required: ['command'] },
-    })
+    // The plugin changes no tool of the session's, and adds none but through its MCP server.
+    expect((await tools($)).map(t => t.name)).toEqual(['Bash'])
     expect(fake.spawned).toHaveLength(1)
     expect(fake.offered.map(s => s.event)).toEqual(['SavedAsked'])
     expect(fake.sent).toEqual([])
@@ -98,14 +92,14 @@ describe('session start', () => {
   test("in a session slashkit's SDK host drives, its tools are the host's: none registered, each call handed on", { plugins: [TOOLS] }, async ($, on) => {
     const fake = fakeHelper(on, { env: { SLASHKIT_HARNESS: 'sdk' } })
     on('tool.call', { tool: FAIL_TOOL }, () => ({ result: "the host's fail" }))
-    on('tool.call', { tool: SDK_BUILTIN_TOOL }, () => ({ result: "the host's builtin" }))
+    on('tool.call', { tool: BUILTIN_TOOL }, () => ({ result: "the host's builtin" }))
     await $.session.start(START)
+    await $.prompt.submit({ text: 'compact it', wait: false, origin: { kind: 'sdk' } })
     expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain'])
-    expect((await tools($)).map(t => t.name)).toEqual(['Bash'])
     // The host runs saved chains itself: the session asks for none.
     expect(fake.offered).toEqual([])
     expect(await $.tool.call({ tool: FAIL_TOOL, reason: 'no Bob' })).toEqual({ result: "the host's fail" })
-    expect(await $.tool.call({ tool: SDK_BUILTIN_TOOL, command: 'compact' })).toEqual({ result: "the host's builtin" })
+    expect(await $.tool.call({ tool: BUILTIN_TOOL, command: 'compact' })).toEqual({ result: "the host's builtin" })
     expect(fake.sent).toEqual([])
   })
 
@@ -332,6 +326,37 @@ describe('event forwarding', () => {
 })
 
 describe('self-commands', () => {
+  test('the builtin tool is registered once, before the first prompt the model answers; a command registers none', async ($, on) => {
+    const fake = fakeHelper(on)
+    await $.session.start(START)
+    await $.command.run(typed('review', 'a && /review b'))
+    await $.prompt.submit({ text: '/review the diff', command: { name: 'review', args: 'the diff' }, wait: false, origin: { kind: 'composer' } })
+    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail'])
+    await $.prompt.submit({ text: 'compact the session, please', wait: false, origin: { kind: 'composer' } })
+    await $.prompt.submit({ text: 'and again', wait: false, origin: { kind: 'composer' } })
+    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail', 'builtin'])
+    expect(fake.registered[2]?.spec).toEqual({
+      name: 'builtin',
+      description: expect.stringContaining('/compact'),
+      inputSchema: { type: 'object', properties: expect.any(Object), required: ['command'] },
+    })
+  })
+
+  test('a prompt goes on when the engine refuses the builtin tool; no later prompt asks again', async ($, on) => {
+    let asked = 0
+    // Registered before the fake engine's, so it answers first.
+    on('tool.register', { name: 'builtin' }, () => {
+      asked++
+      return { deny: 'no room for it' }
+    })
+    const fake = fakeHelper(on)
+    await $.session.start(START)
+    expect('drop' in (await $.prompt.submit({ text: 'hello', wait: false, origin: { kind: 'composer' } }))).toBe(false)
+    expect('drop' in (await $.prompt.submit({ text: 'again', wait: false, origin: { kind: 'composer' } }))).toBe(false)
+    expect(asked).toBe(1)
+    expect(fake.registered.map(r => r.name)).toEqual(['/slash-chain', 'fail'])
+  })
+
   test('the builtin tool sends BuiltinAsked with the built-ins listed; a text reply is its result, a deny a deny', async ($, on) => {
     const fake = fakeHelper(on)
     const replies: Response[] = [
@@ -629,6 +654,29 @@ describe('effects', () => {
     expect(done.e).toEqual({ token: 13, error: expect.any(String), output: '', applied: false })
     // The typed command ran once, with its head: it is not run again with the chain's text.
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['compact|'])
+  })
+})
+
+describe("the person's shared helper", () => {
+  const SHARED = { SLASHKIT_HELPER: '', TMPDIR: '/tmp/t' }
+  const OPENED_IN_TMP = /^\/tmp\/t\/slashkit-1000\/helper-[^/]+\.sock \/v1\/open\?session=[\w-]+$/
+
+  test('without XDG_RUNTIME_DIR a chain opens its session under TMPDIR by the uid /proc/self/status gives, running no process', async ($, on) => {
+    const procStatus = 'Name:\tclaude\nUmask:\t0022\nUid:\t1000\t1000\t1000\t1000\nGid:\t1000\t1000\t1000\t1000\n'
+    const fake = fakeHelper(on, { env: SHARED, procStatus })
+    await $.session.start(START)
+    await $.command.run(typed('review', 'a && /review b'))
+    expect(fake.posted[0]).toMatch(OPENED_IN_TMP)
+    expect(fake.processRuns).toEqual([])
+  })
+
+  test('where /proc/self/status cannot be read, `id -u` tells the uid', async ($, on) => {
+    const fake = fakeHelper(on, { env: SHARED })
+    fake.processRun = argv => (argv.join(' ') === 'id -u' ? { exitCode: 0, stdout: '1000\n' } : { exitCode: 127, stdout: '' })
+    await $.session.start(START)
+    await $.command.run(typed('review', 'a && /review b'))
+    expect(fake.posted[0]).toMatch(OPENED_IN_TMP)
+    expect(fake.processRuns).toEqual([['id', '-u']])
   })
 })
 

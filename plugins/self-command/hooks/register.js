@@ -612,11 +612,15 @@ async function sharedInTmp($, tmp) {
   const folder = `${tmp !== void 0 && tmp !== "" ? tmp : "/tmp"}/slashkit-`;
   const kept = await $.store.get(SHARED_KEY);
   if (typeof kept === "string" && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) return kept;
-  const uid = (await $.process.run(["id", "-u"]).catch(() => ({ stdout: "" }))).stdout.trim();
+  const uid = await uidInProc($) ?? (await $.process.run(["id", "-u"]).catch(() => ({ stdout: "" }))).stdout.trim();
   if (!/^\d+$/.test(uid)) return void 0;
   const socket = `${folder}${uid}/${SHARED_SOCKET}`;
   void $.store.set(SHARED_KEY, socket);
   return socket;
+}
+async function uidInProc($) {
+  const status = await $.fs.read("/proc/self/status").catch(() => "");
+  return /^Uid:\s+(\d+)\s/m.exec(typeof status === "string" ? status : "")?.[1];
 }
 function sessionFolder(hookEnv, pwd) {
   return hookEnv.CLAUDE_PROJECT_DIR ?? pwd ?? "/";

@@ -499,7 +499,7 @@ var COMMAND_DESCRIPTION = "Runs /a && /b one after another: status, stop, on, of
 var COMMAND_HINT = "[stop | on | off | list | steps | add /CMD | drop N | allow NAME | resume | forget | builtin on | builtin off]";
 var FAIL_DESCRIPTION = "Stops the running slash-chain (/a && /b) because the step you were handed failed, so the commands after it do not run. Call it only while a slash-chain step waits on your turn, and only when you could not do what that step asked; a step you did does not need it.";
 var FAIL_SCHEMA = { "type": "object", "properties": { "reason": { "type": "string", "description": "Why the step failed, in one sentence." } }, "required": ["reason"] };
-var BUILTIN_TOOL = "slash-chain_builtin";
+var BUILTIN_TOOL = "builtin";
 var BUILTIN_DESCRIPTION = "Runs one of this session's own built-in slash commands (such as /compact) when the user asks you to: name it in `command` (for example `compact`) and put its arguments in `args`. It is queued and runs once this turn ends, so end your turn right after the call. /model and /effort are the user's alone.";
 var BUILTIN_SCHEMA = { "type": "object", "properties": { "command": { "type": "string", "description": "The built-in's name, without the slash: compact." }, "args": { "type": "string", "description": "Its arguments, if any." } }, "required": ["command"] };
 var PERSON_CHAINS = "slashkit/chains";
@@ -650,11 +650,15 @@ async function sharedInTmp($, tmp) {
   const folder = `${tmp !== void 0 && tmp !== "" ? tmp : "/tmp"}/slashkit-`;
   const kept = await $.store.get(SHARED_KEY);
   if (typeof kept === "string" && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) return kept;
-  const uid = (await $.process.run(["id", "-u"]).catch(() => ({ stdout: "" }))).stdout.trim();
+  const uid = await uidInProc($) ?? (await $.process.run(["id", "-u"]).catch(() => ({ stdout: "" }))).stdout.trim();
   if (!/^\d+$/.test(uid)) return void 0;
   const socket = `${folder}${uid}/${SHARED_SOCKET}`;
   void $.store.set(SHARED_KEY, socket);
   return socket;
+}
+async function uidInProc($) {
+  const status = await $.fs.read("/proc/self/status").catch(() => "");
+  return /^Uid:\s+(\d+)\s/m.exec(typeof status === "string" ? status : "")?.[1];
 }
 function sessionFolder(hookEnv, pwd) {
   return hookEnv.CLAUDE_PROJECT_DIR ?? pwd ?? "/";
@@ -739,6 +743,14 @@ async function builtinNames($) {
 // register.ts
 var saved = /* @__PURE__ */ new Set();
 var resumed = false;
+var builtinRegistered;
+function builtinTool($) {
+  builtinRegistered ??= $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA }).then(
+    () => void 0,
+    (err) => $.ui.log(`slashkit: the builtin tool is not offered: ${messageOf(err)}`, { to: "debug" })
+  );
+  return builtinRegistered;
+}
 async function listed($) {
   const all = (await $.command.list()).filter((c) => !saved.has(c.name));
   return { commands: all.map((c) => c.name), builtins: all.filter((c) => c.source === "builtin").map((c) => c.name) };
@@ -818,20 +830,18 @@ function register(on) {
     resumed = e.source === "resume";
     return next(e);
   });
-  on("tool.describe", { tool: "mcp__slash-chain__fail" }, async (_, e, next) => ({ ...await next(e), isDeferred: false }));
-  on("tool.list", async ($, e, next) => {
-    const listed2 = await next(e);
-    if (listed2.value === void 0 || await harnessed($)) return listed2;
-    const tool = { name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, mcp: false, inputSchema: BUILTIN_SCHEMA };
-    return { value: [...listed2.value, tool] };
-  });
+  on("tool.describe", { tool: ["mcp__slash-chain__fail", "mcp__slash-chain__builtin"] }, async (_, e, next) => ({
+    ...await next(e),
+    isDeferred: false
+  }));
   on("tool.call", { tool: "mcp__slash-chain__fail" }, async ($, e, next) => {
     if (await harnessed($)) return next(e);
     const reply = (await ask(host($), "FailCalled", { reason: boundedInput(e.reason ?? null), agent: e.agentId ?? null }))?.reply;
     if (reply?.kind === "tool.answer") return { result: reply.text };
     return { deny: reply?.kind === "deny" ? reply.text : UNAVAILABLE.replace("{why}", "no answer") };
   }).catch(() => ({ deny: UNAVAILABLE.replace("{why}", "its hook failed") }));
-  on("tool.call", { tool: /^slash-chain_builtin$/ }, async ($, e) => {
+  on("tool.call", { tool: "mcp__slash-chain__builtin" }, async ($, e, next) => {
+    if (await harnessed($)) return next(e);
     const input = e;
     const [builtins, switched_on] = await Promise.all([builtinNames($), switchedOn($)]);
     const event = { command: boundedInput(input.command ?? null), args: boundedInput(input.args ?? null), builtins, switched_on };
@@ -885,6 +895,7 @@ function register(on) {
       const dropped = await lineTyped($, e);
       if (dropped !== void 0) return dropped;
     }
+    if (e.command === void 0 && !await harnessed($)) await builtinTool($);
     if (wanted("PromptSubmitted")) {
       const origin = e.origin?.kind ?? "";
       await ask(host($), "PromptSubmitted", { text: bounded(e.text), origin });

@@ -47,13 +47,12 @@ FAIL_SCHEMA: Final[Mapping[str, object]] = {
     "required": ["reason"],
 }
 #: The tool the model calls to queue one of the session's built-ins (a self-command), beside the fail tool on every
-#: host: `mcp__slash-chain__builtin` on the Agent SDK host (an in-process MCP server), `slash-chain_builtin` where a
-#: host names its tools itself (Claude Code's plugin, opencode, pi, omp, Codex).
+#: host: `mcp__slash-chain__builtin` where an MCP server serves it (Claude Code's plugin, the Agent SDK host's
+#: in-process server), `slash-chain_builtin` where a host names its tools itself (opencode, pi, omp, Codex).
 #: Its description is Key.SELF_TOOL_NOTE, in the session's language.
 BUILTIN_TOOL: Final = "builtin"
 BUILTIN_TOOL_ID: Final = f"mcp__{CHAIN_COMMAND}__{BUILTIN_TOOL}"
-#: Its name where a host names its tools itself, with no MCP server before it (Claude Code's `tool.list`, Codex's
-#: dynamic tools, opencode, pi).
+#: Its name where a host names its tools itself, with no MCP server before it (Codex's dynamic tools, opencode, pi).
 BUILTIN_TOOL_NAME: Final = f"{CHAIN_COMMAND}_{BUILTIN_TOOL}"
 BUILTIN_SCHEMA: Final[Mapping[str, object]] = {
     "type": "object",

@@ -171,7 +171,7 @@ def _host_module(name: str) -> str:
         "COMMAND_HINT": texts.CHAIN_COMMAND_HINT,
         "FAIL_DESCRIPTION": texts.FAIL_DESCRIPTION,
         "FAIL_SCHEMA": texts.FAIL_SCHEMA,
-        "BUILTIN_TOOL": texts.BUILTIN_TOOL_NAME,
+        "BUILTIN_TOOL": texts.BUILTIN_TOOL,
         # English, as the fail tool's: the tool is declared before the helper (which knows the language) starts.
         "BUILTIN_DESCRIPTION": texts.text(texts.ENGLISH, texts.Key.SELF_TOOL_NOTE),
         "BUILTIN_SCHEMA": texts.BUILTIN_SCHEMA,

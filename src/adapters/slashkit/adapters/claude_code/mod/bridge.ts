@@ -159,9 +159,9 @@ export function drain(): Promise<void> {
 }
 
 /**
- * The store's key of the shared helper's socket as a session found it: a mod cannot learn its uid without a process
- * (`id -u`, ~3 ms through `$.process.run`, measured on 2.1.328), so without `XDG_RUNTIME_DIR` the next session
- * finds the socket through the store and starts none.
+ * The store's key of the shared helper's socket as a session found it: where a mod cannot read its uid from
+ * `/proc/self/status` (not Linux) it learns it from a process (`id -u`, ~3-4 ms through `$.process.run`, measured on
+ * 2.1.328), so without `XDG_RUNTIME_DIR` the next session finds the socket through the store and starts none.
  */
 const SHARED_KEY = 'sharedHelper'
 
@@ -258,11 +258,21 @@ async function sharedInTmp($: EngineInterface, tmp: string | undefined): Promise
   const folder = `${tmp !== undefined && tmp !== '' ? tmp : '/tmp'}/slashkit-`
   const kept = await $.store.get(SHARED_KEY)
   if (typeof kept === 'string' && kept.startsWith(folder) && kept.endsWith(`/${SHARED_SOCKET}`)) return kept
-  const uid = (await $.process.run(['id', '-u']).catch(() => ({ stdout: '' }))).stdout.trim()
+  const uid = (await uidInProc($)) ?? (await $.process.run(['id', '-u']).catch(() => ({ stdout: '' }))).stdout.trim()
   if (!/^\d+$/.test(uid)) return undefined
   const socket = `${folder}${uid}/${SHARED_SOCKET}`
   void $.store.set(SHARED_KEY, socket)
   return socket
+}
+
+/**
+ * The engine's real uid as Linux tells a process its own (the first number of `/proc/self/status`'s `Uid:` line, the
+ * one the helper names its folder by: `os.getuid()`), read without starting a process; undefined where there is no
+ * such file or it says no uid.
+ */
+async function uidInProc($: EngineInterface): Promise<string | undefined> {
+  const status = await $.fs.read('/proc/self/status').catch(() => '')
+  return /^Uid:\s+(\d+)\s/m.exec(typeof status === 'string' ? status : '')?.[1]
 }
 
 /**

@@ -47,6 +47,25 @@ const saved = new Set<string>()
 /** Whether the engine continued this session (`--continue`, `--resume`), as its SessionStart said. */
 let resumed = false
 
+/** The self-command tool's registration, made once a process (`builtinTool`). */
+let builtinRegistered: Promise<void> | undefined
+
+/**
+ * Registers the self-command tool (`mcp__slash-chain__builtin`) once, and resolves when the engine lists it. It joins
+ * before the first prompt the model answers, not at the session's start: a second `$.tool.register` makes the engine
+ * connect the plugin's MCP server again (~25-30 ms, measured on 2.1.328), and a `tool.list` hook that would add it
+ * at the start costs every session ~11-20 ms before its first command, whether or not the model is ever asked.
+ * A tool registered in `prompt.submit` is in that prompt's first request (measured on 2.1.328; registered in
+ * `turn.start` it is not). A failure is logged for the debug log, and the prompt goes on without the tool.
+ */
+function builtinTool($: EngineInterface): Promise<void> {
+  builtinRegistered ??= $.tool.register({ name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, inputSchema: BUILTIN_SCHEMA }).then(
+    () => undefined,
+    (err: unknown) => $.ui.log(`slashkit: the builtin tool is not offered: ${messageOf(err)}`, { to: 'debug' }),
+  )
+  return builtinRegistered
+}
+
 /**
  * The engine's command list as the refusal rule reads it: every name, and the built-ins among them; less the saved
  * chains this plugin registered, which are the core's to run (a name in the list is the engine's own).
@@ -59,8 +78,8 @@ async function listed($: EngineInterface): Promise<{ commands: string[]; builtin
 /**
  * Whether slashkit's Agent SDK host drives this session (it marks its Claude Code with SLASHKIT_HARNESS,
  * slashkit.adapters.bridge.bridge.HARNESS_VARIABLE, read with the others in `facts`): the host's own
- * in-process `slash-chain` server serves `fail` and `builtin` then, so the plugin registers no `fail` (it hands its
- * calls on) and lists no `slash-chain_builtin`, and each call reaches the chain and the queue it belongs to. The host
+ * in-process `slash-chain` server serves `fail` and `builtin` then, so the plugin registers neither (it hands their
+ * calls on), and each call reaches the chain and the queue it belongs to. The host
  * runs saved chains itself too (it sends their steps), so the plugin asks for none.
  */
 async function harnessed($: EngineInterface): Promise<boolean> {
@@ -190,19 +209,11 @@ export function register(on: On): void {
     return next(e)
   })
 
-  // A plugin's tool waits behind ToolSearch by default; this one is listed, so the model can call it at once.
-  on('tool.describe', { tool: 'mcp__slash-chain__fail' }, async (_, e, next) => ({ ...(await next(e)), isDeferred: false }))
-
-  // The self-command tool joins the session's tool pool as the plugin's own tool, not through its MCP server: a
-  // second `$.tool.register` made the engine connect that server again, ~25 ms of every start (measured on
-  // 2.1.328), and a tool a `tool.list` hook adds is listed to the model at once. The fail tool stays an MCP tool:
-  // its name is in the step prompt (seed 003), and a `tool.list` hook may add no `mcp__` name.
-  on('tool.list', async ($, e, next) => {
-    const listed = await next(e)
-    if (listed.value === undefined || (await harnessed($))) return listed
-    const tool = { name: BUILTIN_TOOL, description: BUILTIN_DESCRIPTION, mcp: false, inputSchema: BUILTIN_SCHEMA }
-    return { value: [...listed.value, tool] }
-  })
+  // A plugin's tool waits behind ToolSearch by default; these are listed, so the model can call them at once.
+  on('tool.describe', { tool: ['mcp__slash-chain__fail', 'mcp__slash-chain__builtin'] }, async (_, e, next) => ({
+    ...(await next(e)),
+    isDeferred: false,
+  }))
 
   on('tool.call', { tool: 'mcp__slash-chain__fail' }, async ($, e, next) => {
     if (await harnessed($)) return next(e)
@@ -212,8 +223,8 @@ export function register(on: On): void {
   }).catch(() => ({ deny: UNAVAILABLE.replace('{why}', 'its hook failed') }))
 
   // The core queues the built-in (it runs from a timer once the turn let it) or refuses it, saying why.
-  // The matcher's types know only the engine's tools and `mcp__` names; a pattern names the plugin's own tool.
-  on('tool.call', { tool: /^slash-chain_builtin$/ }, async ($, e) => {
+  on('tool.call', { tool: 'mcp__slash-chain__builtin' }, async ($, e, next) => {
+    if (await harnessed($)) return next(e)
     const input = e as { command?: unknown; args?: unknown }
     const [builtins, switched_on] = await Promise.all([builtinNames($), switchedOn($)])
     const event = { command: boundedInput(input.command ?? null), args: boundedInput(input.args ?? null), builtins, switched_on }
@@ -289,6 +300,9 @@ export function register(on: On): void {
       const dropped = await lineTyped($, e)
       if (dropped !== undefined) return dropped
     }
+    // A prompt the model answers: the self-command tool is in its first request. A command registers none (a
+    // session that only runs commands never offers it); a turn a command started has the Skill tool's way.
+    if (e.command === undefined && !(await harnessed($))) await builtinTool($)
     if (wanted('PromptSubmitted')) {
       const origin = (e.origin as { kind?: string } | undefined)?.kind ?? ''
       await ask(host($), 'PromptSubmitted', { text: bounded(e.text), origin })
