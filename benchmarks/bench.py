@@ -246,14 +246,14 @@ def runtime_folder(base: Path, name: str) -> Path:
     return folder
 
 
-def end_helpers(runtime: Path) -> None:
-    """Ends the shared helper whose socket is in `runtime` (a cold run's, so the next starts cold again)."""
+def end_helpers(runtime: Path, variable: str = "XDG_RUNTIME_DIR") -> None:
+    """Ends the shared helper whose socket is in `runtime` (a cold run's, so the next starts cold again): the one
+    started with `variable` (XDG_RUNTIME_DIR, or TMPDIR where none is set) naming it."""
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"--shared" in argv and f"XDG_RUNTIME_DIR={runtime}".encode() in (entry / "environ").read_bytes().split(
-                b"\0"
-            ):
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            if b"--shared" in argv and f"{variable}={runtime}".encode() in environ:
                 os.kill(int(entry.name), signal.SIGKILL)
 
 

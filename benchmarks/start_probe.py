@@ -4,8 +4,12 @@ medians of the engine's own log lines' times from the log's first line, and of t
 
 Usage: python benchmarks/start_probe.py ROUNDS NAME=FOLDER... (a FOLDER of `seed` lays out the seed's plugin,
 `ours` slashkit's slash-chain). Every run shares one XDG_RUNTIME_DIR, so slashkit's shared helper is warm after the
-warm-up round. Writes the raw numbers as JSON beside the logs (printed at the end)."""
+warm-up round; with PROBE_SOCKETS=tmp no run has XDG_RUNTIME_DIR and all share one TMPDIR instead, as on a machine
+without a login session's runtime folder (the helper's socket is then in `slashkit-<uid>` under it). Prints the
+medians of each mark's time and of each phase between two marks (per run, then the median), and writes the raw
+numbers as JSON beside the logs (printed at the end)."""
 
+import itertools
 import json
 import os
 import re
@@ -74,6 +78,8 @@ def phases(log: str, spawned: float, ended: float) -> dict[str, float]:
     if "last" in out:
         out["tail"] = out["exit"] - out["last"]  # the chain's last line to the exit
     out["spawns"] = float(sum(1 for line in lines if "$.process.spawn (slash-chain):" in line and " args " in line))
+    # The processes it ran (`id -u`, where the uid is not read from /proc), as the engine logs each.
+    out["runs"] = float(sum(1 for line in lines if "$.process.run (slash-chain):" in line))
     for name, pattern in DURATIONS.items():
         m = re.search(pattern, log)
         if m:
@@ -98,6 +104,8 @@ def main() -> None:
     project = base / "project"
     project.mkdir()
     runtime = runtime_folder(base, "warm")
+    # Where the shared helper's socket goes: XDG_RUNTIME_DIR, or (PROBE_SOCKETS=tmp) a TMPDIR every run shares.
+    sockets = {"TMPDIR" if os.environ.get("PROBE_SOCKETS") == "tmp" else "XDG_RUNTIME_DIR": str(runtime)}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     cut: dict[str, int] = {name: 0 for name in names}
     print("load before:", os.getloadavg(), flush=True)
@@ -107,8 +115,7 @@ def main() -> None:
             for name in order:
                 iso = Isolation.create(base, prefix=f"{name}-{r}-")
                 # The tests' 2 s idle (HELPER_ENV) would end the shared helper between two of its runs: it stays 10 min.
-                extra = {"XDG_RUNTIME_DIR": str(runtime), "SLASHKIT_HELPER_IDLE": "600"}
-                env = isolated_env(iso, model.url, extra_env=extra)
+                env = isolated_env(iso, model.url, extra_env={**sockets, "SLASHKIT_HELPER_IDLE": "600"})
                 debug = base / f"debug-{name}-{r}.log"
                 argv = [str(claude_path()), "-p", "/cost && /context", f"--plugin-dir={folders[name]}"]
                 argv += ["--output-format=stream-json", "--verbose", f"--debug-file={debug}"]
@@ -127,8 +134,8 @@ def main() -> None:
                 row["wall"] = elapsed * 1000
                 results[name].append(row)
     print("load after:", os.getloadavg())
-    end_helpers(runtime)
-    keys = ["wall", "start", "tail", "first", *MARKS, "exit", "ss_ms", "cr_ms", "spawns"]
+    end_helpers(runtime, next(iter(sockets)))
+    keys = ["wall", "start", "tail", "first", *MARKS, "exit", "ss_ms", "cr_ms", "spawns", "runs"]
     print(f"{'phase (ms from first line)':28}" + "".join(f"{n:>12}" for n in names))
     for key in keys:
         cells = []
@@ -136,6 +143,16 @@ def main() -> None:
             values = [row[key] for row in results[name] if key in row]
             cells.append(f"{statistics.median(values):12.1f}" if values else f"{'-':>12}")
         print(f"{key:28}" + "".join(cells))
+    # A phase's median over runs, of each run's own time between its two marks: steadier than a difference of the
+    # marks' medians, which each move with the runs' start.
+    steps = ["notseated", "worker", "loaded", "cmds", "raised", "ss_settled", "promptctx", "step1", "last", "shutdown"]
+    print(f"{'phase (ms, per run)':28}" + "".join(f"{n:>12}" for n in names))
+    for a, b in itertools.pairwise(steps):
+        cells = []
+        for name in names:
+            values = [row[b] - row[a] for row in results[name] if a in row and b in row]
+            cells.append(f"{statistics.median(values):12.1f}" if values else f"{'-':>12}")
+        print(f"{a + '>' + b:28}" + "".join(cells))
     print("complete:", {name: len(results[name]) for name in names}, "cut:", cut)
     (base / "probe.json").write_text(json.dumps(results))
     print(base / "probe.json")
