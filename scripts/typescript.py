@@ -31,6 +31,10 @@ from slashkit.adapters.opencode import install
 from slashkit.adapters.pi import install as pi_install
 
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+# The kit's tests are laid out by the tests' own function (tests/support/kit.py), from the clone's root.
+sys.path.insert(0, str(REPO_ROOT))
+from tests.support.kit import lay_out_kit_tests  # noqa: E402
+
 TOOLS: Final = REPO_ROOT / ".tools" / "typescript"
 TSC: Final = TOOLS / "node_modules" / ".bin" / "tsc"
 CLAUDE_CODE_TYPES: Final = TOOLS / "claude-code" / "claude-code.d.ts"
@@ -40,11 +44,6 @@ PI_MODULES: Final = REPO_ROOT / ".tools" / "pi" / "node_modules"
 OMP_PACKAGE: Final = REPO_ROOT / ".tools" / "omp" / "node_modules" / "@oh-my-pi" / "pi-coding-agent"
 OMP_NAME: Final = "@oh-my-pi/pi-coding-agent"
 NODE_TESTS: Final = REPO_ROOT / "tests" / "node"
-#: The Claude Code plugins' kit tests (`claude plugin test`, tests/engine/test_kit.py): `<plugin>.test.ts` and the
-#: shared modules, checked in the plugin's `tests/` folder, where the kit runs them.
-KIT: Final = REPO_ROOT / "tests" / "kit"
-#: The generated facts the kit's fake helper imports, laid beside it (`plugins.module_sources`).
-KIT_FACTS: Final = ("wire.ts", "host.ts")
 
 #: The compiler options Claude Code's declarations give for a hooks module (its header, measured on 2.1.328): no
 #: DOM and no Node, strict, an index read may be undefined. The opencode plugin and the tests add Node's types.
@@ -68,20 +67,15 @@ def check(work: Path) -> bool:
     """tsc over each Claude Code plugin with its kit tests and the opencode plugin, laid out under `work`; True
     when all are sound."""
     marketplace = plugins.lay_out(work / "claude-code")
-    shared = [kit for kit in KIT.glob("*.ts") if not kit.name.endswith(".test.ts")]
     configs = []
     for name in plugins.PLUGINS:
         folder = marketplace / "plugins" / name
         # The TypeScript its bundled hooks module is made of, checked with the kit's tests, which read the wire's and
         # the plugin's facts from copies of their own (the bundle holds them, and exports none).
-        sources = plugins.module_sources(name)
-        for file, text in sources.items():
+        for file, text in plugins.module_sources(name).items():
             (folder / "hooks" / file).write_text(text)
-        (folder / "tests").mkdir()
-        for file in KIT_FACTS:
-            (folder / "tests" / file).write_text(sources[file])
-        for kit in [KIT / f"{name}.test.ts", *shared]:
-            shutil.copy(kit, folder / "tests" / kit.name)
+        # The kit's tests, where the kit runs them (tests/engine/test_kit.py lays them out the same way).
+        lay_out_kit_tests(folder, name)
         configs.append(_tsconfig(folder, {}, ["hooks", "tests"], files=(str(CLAUDE_CODE_TYPES),)))
     # opencode puts @opencode-ai/plugin into a config dir's node_modules; here the pinned one stands there.
     config_dir = work / "opencode"

@@ -30,8 +30,8 @@ from slashkit.adapters.claude_code import plugins
 from slashkit.core import texts
 from slashkit.core.chain import SEPARATOR, SEPARATOR_JS, holds_chain, parse_chain
 from tests.support import claude_cli
+from tests.support.kit import KIT, kit_files, lay_out_kit_tests
 
-KIT: Final = claude_cli.REPO_ROOT / "tests" / "kit"
 #: What the laid-out plugins start; no test here may start Python, so a path that does not exist.
 NO_PYTHON: Final = "/nonexistent/python"
 #: How many tests each plugin's kit file holds: a test that stops running (or a file that stops loading)
@@ -115,15 +115,6 @@ def parse_kit_output(exit_code: int | None, output: str, duration: float, log: s
     )
 
 
-def kit_files(plugin: str) -> list[Path]:
-    """The files of tests/kit a plugin's folder gets: its own ``<plugin>.test.ts`` and every shared ``.ts``."""
-    tests = sorted(KIT.glob("*.test.ts"))
-    strays = [t.name for t in tests if t.name.removesuffix(".test.ts") not in plugins.PLUGINS]
-    assert not strays, f"tests/kit holds test files named after no plugin: {strays}"
-    shared = sorted(p for p in KIT.glob("*.ts") if not p.name.endswith(".test.ts"))
-    return [KIT / f"{plugin}.test.ts", *shared]
-
-
 def run_kit(plugin_dir: Path, iso: claude_cli.Isolation, timeout: float = KIT_TIMEOUT) -> KitRun:
     """``claude plugin test <plugin_dir>`` with an isolated HOME, config dir and TMPDIR."""
     argv = [str(claude_cli.claude_path()), "plugin", "test", str(plugin_dir)]
@@ -151,13 +142,7 @@ def iso(tmp_path: Path) -> Iterator[claude_cli.Isolation]:
 def test_kit_tests_pass(plugin: str, tmp_path: Path, iso: claude_cli.Isolation) -> None:
     root = plugins.lay_out(tmp_path / "marketplace", python=NO_PYTHON)
     folder = root / "plugins" / plugin
-    (folder / "tests").mkdir()
-    for source in kit_files(plugin):
-        shutil.copyfile(source, folder / "tests" / source.name)
-    # The fake helper reads the wire's and the plugin's facts, which the bundled module holds and does not export.
-    sources = plugins.module_sources(plugin)
-    for file in ("wire.ts", "host.ts"):
-        (folder / "tests" / file).write_text(sources[file])
+    lay_out_kit_tests(folder, plugin)
 
     run = run_kit(folder, iso)
 
