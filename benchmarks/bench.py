@@ -246,15 +246,24 @@ def runtime_folder(base: Path, name: str) -> Path:
     return folder
 
 
-def end_helpers(runtime: Path, variable: str = "XDG_RUNTIME_DIR") -> None:
-    """Ends the shared helper whose socket is in `runtime` (a cold run's, so the next starts cold again): the one
-    started with `variable` (XDG_RUNTIME_DIR, or TMPDIR where none is set) naming it."""
+def shared_helpers(runtime: Path, variable: str = "XDG_RUNTIME_DIR") -> list[int]:
+    """The pids of the shared helpers whose socket is in `runtime`: those started with `variable` (XDG_RUNTIME_DIR,
+    or TMPDIR where none is set) naming it."""
+    pids = []
     for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             environ = (entry / "environ").read_bytes().split(b"\0")
             if b"--shared" in argv and f"{variable}={runtime}".encode() in environ:
-                os.kill(int(entry.name), signal.SIGKILL)
+                pids.append(int(entry.name))
+    return pids
+
+
+def end_helpers(runtime: Path, variable: str = "XDG_RUNTIME_DIR") -> None:
+    """Ends the shared helpers whose socket is in `runtime` (a cold run's, so the next starts cold again)."""
+    for pid in shared_helpers(runtime, variable):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def whole_runs(rounds: int, base: Path, seed_path: Path) -> dict[str, dict[str, list[float]]]:
@@ -410,19 +419,9 @@ def sessions_at_once(base: Path, seed_path: Path, sessions: int = 30, rounds: in
             found[f"{name}_complete"].append(sum(_ui_logs(out) == done for out in outs))
             for iso in isos:
                 iso.cleanup()
-    pids = [int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit() and _runs_in(int(e.name), runtime)]
-    found["peak_mib"] = [_peak_kib(pid) / 1024 for pid in pids]
+    found["peak_mib"] = [_peak_kib(pid) / 1024 for pid in shared_helpers(runtime)]
     end_helpers(runtime)
     return found
-
-
-def _runs_in(pid: int, runtime: Path) -> bool:
-    with contextlib.suppress(OSError):
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        return (
-            b"--shared" in argv and f"XDG_RUNTIME_DIR={runtime}".encode() in Path(f"/proc/{pid}/environ").read_bytes()
-        )
-    return False
 
 
 def gemini_hook_calls(base: Path, calls: int = 20) -> dict[str, float]:
