@@ -678,6 +678,15 @@ describe("the person's shared helper", () => {
     expect(fake.posted[0]).toMatch(OPENED_IN_TMP)
     expect(fake.processRuns).toEqual([['id', '-u']])
   })
+
+  test('a /proc/self/status whose Uid line holds no number is no uid: `id -u` tells it', async ($, on) => {
+    const fake = fakeHelper(on, { env: SHARED, procStatus: `Name:\tclaude\nUid:\t../../x\t0\n${'Uid:\t'.repeat(10_000)}\n` })
+    fake.processRun = argv => (argv.join(' ') === 'id -u' ? { exitCode: 0, stdout: '1000\n' } : { exitCode: 127, stdout: '' })
+    await $.session.start(START)
+    await $.command.run(typed('review', 'a && /review b'))
+    expect(fake.posted[0]).toMatch(OPENED_IN_TMP)
+    expect(fake.processRuns).toEqual([['id', '-u']])
+  })
 })
 
 describe('fail-safe', () => {
