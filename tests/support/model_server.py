@@ -499,6 +499,10 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    #: socketserver's default backlog of 5 overflows when many sessions connect at once (30 `claude -p` runs made
+    #: ~1,300 TCP listen overflows a round): each dropped connection waits out a SYN retransmit of 1 s, 2 s, 4 s...,
+    #: which spread the rounds of `sessions_at_once` several-fold for any plugin.
+    request_queue_size = 1024
 
     def __init__(self, owner: ModelServer) -> None:
         self.owner = owner
