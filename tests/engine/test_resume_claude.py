@@ -135,6 +135,26 @@ def test_a_loop_cut_off_in_its_third_iteration_resumes_in_its_third_iteration(
         assert [("Fix the build" in a, "Check the build" in a) for a in asked] == [(True, False), (False, True)]
 
 
+def test_a_chain_that_ran_to_its_end_leaves_nothing_to_resume(plugin: Path, project: Path, tmp_path: Path) -> None:
+    """`claude -p "/cost && /context"` runs both local steps from the helper's forecasts, and `-p` exits as the last
+    one ends. Each step's report reaches the helper as it happens, so its journal has the chain ended: a continued
+    session finds nothing cut off. (The reports once waited for the session's next event, which never came: the
+    journal kept step 1 running, and `--continue` offered to run the finished chain again.)"""
+    person = Isolation.create(tmp_path)
+    try:
+        with ModelServer() as model:
+            ran = run_print("/cost && /context", [plugin], project, model, isolation=person)
+            assert ui_log_texts(ran.events, "slash-chain") == ["1/2: /usage", "2/2: /context", "all 2 command(s) ran"]
+            continued = run_print(
+                "/slash-chain resume", [plugin], project, model, isolation=person, args=["--continue"]
+            )
+        assert ui_log_texts(continued.events, "slash-chain") == [], continued.describe()
+        assert "no chain was cut off in this session: nothing to resume" in continued.stdout, continued.describe()
+    finally:
+        _end_helpers(person.tmp)
+        person.cleanup()
+
+
 def _chain_lines(cli: TmuxClaude) -> list[str]:
     """The plugin's lines in the session's transcript, in order."""
     prefix = "slash-chain: "

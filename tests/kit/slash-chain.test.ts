@@ -12,6 +12,7 @@ import {
   HELPER_ARGS,
   never,
   type Response,
+  type Sent,
   savedReply,
   type SpawnMode,
   socket,
@@ -71,6 +72,11 @@ async function tools($: Engine): Promise<ToolInfo[]> {
 /** The model's call of the plugin's builtin tool. */
 function callBuiltin($: Engine, input: { command?: unknown; args?: unknown }) {
   return $.tool.call({ tool: BUILTIN_TOOL, ...input })
+}
+
+/** Requests in the order the plugin numbered them (each report carries its step's token), not the order they arrived. */
+function byToken(sent: Sent[]): Sent[] {
+  return [...sent].sort((a, b) => Number(a.e['token']) - Number(b.e['token']))
 }
 
 const TURN = { answer: 'done', durationMs: 12, isAborted: false, turnId: 'turn-1', reason: 'answer' } as const
@@ -482,13 +488,12 @@ describe('effects', () => {
     expect(fake.ran.map(r => `${r.command} ${r.args}`)).toEqual(['b y', 'a x && /b y'])
     // The helper has been sent nothing but the timer since: the run's good end is foreseen too.
     expect(fake.logs).toEqual(['all 2 command(s) ran'])
-    // The reports wait for the next event, and go out ahead of it, in order.
-    expect(fake.events()).toEqual(['ChainTyped'])
-    await $.command.run({ command: 'slash-chain', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
-    expect(fake.sent.slice(1)).toEqual([
+    // The reports go out at once, so the helper (and its journal) knows the chain ended. They may arrive in either
+    // order (the helper takes them by their numbers).
+    await fake.until(() => fake.sent.length === 3)
+    expect(byToken(fake.sent.slice(1))).toEqual([
       { event: 'TimerFired', e: { token: 5, applied: true } },
       { event: 'RunEnded', e: { token: 6, error: null, output: '', applied: true } },
-      { event: 'ChainCommandTyped', e: { args: '', enabled: true, commands: LISTED.commands } },
     ])
   })
 
@@ -504,13 +509,11 @@ describe('effects', () => {
     await fake.until(() => fake.logs.length > 1)
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['a|x', 'b|'])
     expect(fake.logs).toEqual(['2/2: /b', 'all 2 command(s) ran'])
-    expect(fake.events()).toEqual(['ChainTyped'])
-    await $.command.run({ command: 'slash-chain', args: '', origin: { kind: 'composer' }, presentation: { isFullscreen: false, columns: 80 } })
-    expect(fake.sent.slice(1).map(s => s.e)).toEqual([
+    await fake.until(() => fake.sent.length === 4)
+    expect(byToken(fake.sent.slice(1)).map(s => s.e)).toEqual([
       { token: 20, error: null, output: '', applied: true },
       { token: 21, applied: true },
       { token: 22, error: null, output: '', applied: true },
-      { args: '', enabled: true, commands: LISTED.commands },
     ])
   })
 
@@ -543,7 +546,6 @@ describe('effects', () => {
     await $.command.run(typed('a', 'x && /cost today'))
     await $.turn.complete(TURN)
     await fake.until(() => fake.logs.length === 2)
-    await $.turn.complete(TURN) // the next event takes the held report out ahead of it
 
     expect(await fake.received('RunEnded', 2)).toEqual({ event: 'RunEnded', e: { token: 2, error: null, output: '', applied: true } })
     expect(fake.ran).toEqual([
@@ -908,7 +910,9 @@ describe('fail-safe', () => {
     const fake = fakeHelper(on)
     // A timer with a delay, so the helper exits before it fires (one of no delay fires within the typed command).
     const after: Effect = { kind: 'after', ms: 10, token: 31, fires: [{ kind: 'run', command: 'b', args: 'y', token: 32, then: [{ kind: 'log', text: 'all 2 command(s) ran' }] }] }
-    fake.answer = sent => (sent.event === 'ChainTyped' ? { wants: ['PromptSubmitted'], reply: { kind: 'run.typed', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : {})
+    // The chain goes on after the typed step's report, so the helper still wants the person's next prompt.
+    fake.answer = sent =>
+      sent.event === 'ChainTyped' ? { wants: ['PromptSubmitted'], reply: { kind: 'run.typed', args: 'x', token: 30, then: [{ kind: 'log', text: '2/2: /b y' }, after] } } : { wants: ['PromptSubmitted'] }
     await $.session.start(START)
     await $.command.run(typed('a', 'x && /b y'))
     expect(fake.logs).toEqual(['2/2: /b y'])
@@ -917,9 +921,10 @@ describe('fail-safe', () => {
     await fake.clock.advance(10)
     await fake.until(() => fake.ran.length === 2)
     expect(fake.ran.map(r => `${r.command}|${r.args}`)).toEqual(['a|x', 'b|y'])
-    // The step the line claimed ran; its end is heard by nobody, and the chain's end was said once.
+    // The step the line claimed ran; its end is heard by nobody, and the chain's end was said once. The typed step's
+    // report went out at once, before the helper exited.
     expect(fake.logs).toEqual(['2/2: /b y', 'unavailable: the helper exited (code 0); commands run as typed until it is back'])
-    expect(fake.events()).toEqual(['ChainTyped'])
+    expect(fake.events()).toEqual(['ChainTyped', 'RunEnded'])
   })
 
   test('a helper that exits while idle goes quietly', async ($, on) => {

@@ -375,26 +375,64 @@ async function atTheSecondStep(f: Fake): Promise<void> {
   await f.advance(0)
 }
 
-test('a forecast is carried out at once and its reports held, numbered, for the next event', async () => {
+test('a forecast is carried out at once, and its reports go out numbered, without waiting for their answers', async () => {
   const f = new Fake()
   await atTheSecondStep(f)
   assert.deepEqual(f.lines, ['1/2: /a', '2/2: /b'])
   assert.deepEqual(f.runs.map(r => `${r.command} ${r.args}`), ['b x'])
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'TimerFired:2+'])
+  // The helper is slow to answer the run's report: the chain's last line does not wait for it.
+  let answerReport: (response: Response) => void = () => undefined
+  f.respond = () => new Promise<Response>(resolve => (answerReport = resolve))
   f.runs[0]?.resolve('done')
   await settle()
   assert.deepEqual(f.lines, ['1/2: /a', '2/2: /b', 'all 2 command(s) ran'])
-  assert.deepEqual(f.sent(), ['ChainTyped:1'])
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'TimerFired:2+', 'RunEnded:3+'])
+  assert.deepEqual(f.requests[2]?.e, { token: 3, error: null, output: '', applied: true })
+  answerReport(answer(3, { wants: ['PromptSubmitted'] }))
+  await settle()
+  assert.equal(wanted('PromptSubmitted', f.link), true)
+  f.respond = request => answer(request.seq)
   await ask(f.host, 'PromptSubmitted', { text: 'next', origin: 'composer' })
   assert.deepEqual(f.sent(), ['ChainTyped:1', 'TimerFired:2+', 'RunEnded:3+', 'PromptSubmitted:4'])
-  assert.deepEqual(f.requests[2]?.e, { token: 3, error: null, output: '', applied: true })
 })
 
-test('a held report the helper found stale is answered with what it did instead, and the client does that', async () => {
+test('a report the helper found stale is answered with what it did instead, and the client does that', async () => {
   const f = new Fake()
-  await atTheSecondStep(f)
+  f.respond = request => answer(request.seq, { effects: foreseen })
+  await ask(f.host, 'ChainTyped', typed)
   f.respond = request => answer(request.seq, request.event === 'TimerFired' ? { effects: [{ kind: 'log', text: 'cancelled' }] } : {})
-  await ask(f.host, 'PromptSubmitted', { text: 'next', origin: 'composer' })
+  await f.advance(0)
   assert.deepEqual(f.lines, ['1/2: /a', '2/2: /b', 'cancelled'])
+})
+
+test('a report that does not reach the helper is written to the debug log, and the chain goes on from its forecast', async () => {
+  const f = new Fake()
+  f.respond = request => answer(request.seq, { effects: foreseen })
+  await ask(f.host, 'ChainTyped', typed)
+  f.respond = () => {
+    throw new Error('ECONNREFUSED')
+  }
+  await f.advance(0)
+  f.runs[0]?.resolve('done')
+  await settle()
+  assert.deepEqual(f.lines, ['1/2: /a', '2/2: /b', 'all 2 command(s) ran'])
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'TimerFired:2+', 'RunEnded:3+'])
+  assert.equal(f.debugs.filter(line => line.startsWith('slashkit: the helper did not hear ')).length, 2)
+  assert.equal(f.children[0]?.stop.aborted, false)
+})
+
+test('a report the helper answers out of turn (409) gives that helper up, and the next event starts a fresh one', async () => {
+  const f = new Fake()
+  f.respond = request => answer(request.seq, { effects: foreseen })
+  await ask(f.host, 'ChainTyped', typed)
+  f.respond = () => ({ status: 409, text: JSON.stringify({ v: VERSION, error: 'seq 2 came after the helper counted it gone' }) })
+  await f.advance(0)
+  assert.equal(f.children[0]?.stop.aborted, true)
+  f.respond = request => answer(request.seq)
+  await ask(f.host, 'PromptSubmitted', { text: 'next', origin: 'composer' })
+  assert.equal(f.children.length, 2)
+  assert.deepEqual(f.sent(), ['ChainTyped:1', 'TimerFired:2+', 'PromptSubmitted:1'])
 })
 
 test('a forecast made before another event was sent is not trusted: its report goes at once and its answer is done', async () => {
@@ -713,17 +751,20 @@ test('a shared helper gone while a chain waited on it: one line says the chain w
   await ask(s.host, 'PromptSubmitted', { text: 'hi', origin: 'composer' })
   assert.equal(waiting.lines.length, 1)
   assert.match(waiting.lines[0] ?? '', /^unavailable: the helper answered 410/)
-  // A chain of local commands, run whole from its forecast: its reports are held, and the wants they would have
-  // changed are stale. The helper gone, the next chain goes to a fresh session without a word.
+  // A chain of local commands, run whole from its forecast: its report is lost with the helper, and the wants it
+  // would have changed are stale. The helper gone, the next chain goes to a fresh session without a word.
   const ran = new Fake()
   const forecast = { kind: 'run.typed', args: '', token: 1, then: [{ kind: 'log', text: 'all 1 command(s) ran' }] }
   ran.respond = request =>
-    ran.requests.length === 2
+    [2, 3].includes(ran.requests.length)
       ? { status: 410, text: JSON.stringify({ v: VERSION, error: 'no session' }) }
       : answer(request.seq, { wants: ['PaneOpened', 'PromptHanded', 'PromptSubmitted'], reply: forecast })
   const t = sharing(ran, '/run/user/7/slashkit/helper.sock', true)
   const said = await ask(t.host, 'ChainTyped', typed)
   await said?.ticket?.resolved('')
+  await settle()
   await ask(t.host, 'ChainTyped', typed)
+  assert.deepEqual(ran.sent(), ['ChainTyped:1', 'RunEnded:2+', 'ChainTyped:3', 'ChainTyped:1'])
+  assert.equal(t.opened.length, 2)
   assert.deepEqual(ran.lines, ['all 1 command(s) ran'])
 })

@@ -46,7 +46,6 @@ class InFlight:
     generation: int
     seq: int
     event: p.Event
-    held: bool
 
 
 @attrs.define
@@ -76,8 +75,9 @@ class BridgeMachine(RuleBasedStateMachine):
         self.generations = 0
         self.helper: HelperRun | None = None
         self.wants: frozenset[str] = frozenset()
+        #: The version of the answer `wants` came from: an older answer arriving later does not undo them.
+        self.wants_at = 0
         self.sent = 0
-        self.held: list[InFlight] = []
         self.in_flight: list[InFlight] = []
         self.timers: list[Timer] = []
         self.runs: list[Running] = []
@@ -96,23 +96,20 @@ class BridgeMachine(RuleBasedStateMachine):
         env = DictEnvironment({"LICH_SESSION_ID": "lich-1"})
         self.helper = HelperRun(Bridge(env), self.generations)
         self.sent = 0
-        self.held = []
         return self.helper
 
     def ask(self, event: p.Event) -> None:
-        """`ask`: held reports go out first, then the event; all of them are in flight until delivered."""
+        """`ask`: the event is in flight until delivered."""
         current = self.helper or self.start()
         self.sent += 1
-        for report in self.held:
-            self.in_flight.append(attrs.evolve(report, generation=current.generation))
-        self.held = []
-        self.in_flight.append(InFlight(current.generation, self.sent, event, held=False))
+        self.in_flight.append(InFlight(current.generation, self.sent, event))
 
     def answered(self, request: InFlight, answer: p.Answer) -> None:
-        """What the client does with an answer: takes the wants (unless it was a held report's), carries out
-        the effects, and for a typed chain runs its head."""
-        if not request.held:
+        """What the client does with an answer (an event's or a report's): takes the wants unless a newer answer
+        came first, carries out the effects, and for a typed chain runs its head."""
+        if answer.version > self.wants_at:
             self.wants = answer.wants
+            self.wants_at = answer.version
         for effect in answer.effects:
             self.act(effect, answer.version, request.generation)
         reply = answer.reply
@@ -136,14 +133,15 @@ class BridgeMachine(RuleBasedStateMachine):
     def send_foreseen(
         self, event: s.TimerFired | s.RunEnded, foreseen: tuple[Any, ...] | None, at: int, gen: int
     ) -> None:
-        """`sendForeseen`: carry the forecast out and hold the report when nothing was sent since it was made."""
+        """`sendForeseen`: carry the forecast out and send the report, without waiting for its answer, when nothing
+        was sent since it was made."""
         if foreseen is None or not self.current(gen) or self.sent != at:
             self.ask(attrs.evolve(event, applied=False))
             return
         self.sent += 1
-        self.held.append(InFlight(gen, self.sent, attrs.evolve(event, applied=True), held=True))
         for effect in foreseen:
             self.act(effect, at + 1, gen)
+        self.in_flight.append(InFlight(gen, self.sent, attrs.evolve(event, applied=True)))
 
     # The host
 
@@ -213,14 +211,6 @@ class BridgeMachine(RuleBasedStateMachine):
         # Counted from the newest, so that the simplest case is the one that overtakes the rest.
         self.arrives(self.in_flight.pop(-1 - data.draw(st.integers(0, len(self.in_flight) - 1))))
 
-    @precondition(lambda self: self.held and "SkillAnswered" in self.wants)
-    @rule()
-    def a_self_command_overtakes_the_held_reports(self) -> None:
-        """The event after a held report reaches the helper first (the report's request was slower), and it
-        takes a token: the helper handles it, then the report, whose forecast no longer holds."""
-        self.ask(s.SkillAnswered("compact", True, ("compact",)))
-        self.the_newest_request_arrives()
-
     def the_newest_request_arrives(self) -> None:
         self.arrives(self.in_flight.pop())
 
@@ -244,6 +234,7 @@ class BridgeMachine(RuleBasedStateMachine):
         event starts a new one."""
         self.helper = None
         self.wants = frozenset()
+        self.wants_at = 0
 
     # The invariant
 
@@ -258,7 +249,7 @@ class BridgeMachine(RuleBasedStateMachine):
         }
         reported = {
             request.event.token
-            for request in (*self.in_flight, *self.held)
+            for request in self.in_flight
             if request.generation == mine and isinstance(request.event, s.TimerFired | s.RunEnded)
         }
         waiting = set(helper.bridge.state.pending)
@@ -288,7 +279,7 @@ def drawn(value: int) -> st.DataObject:
 
 def test_a_report_that_comes_after_the_helper_counted_it_gone_gives_that_helper_up() -> None:
     """Issue 21's steps, which hypothesis once found: a self-command's timer and run are carried out from their
-    forecasts and their reports held; a chain typed meanwhile overtakes them, so the helper counts them gone and
+    forecasts and their reports sent; a chain typed meanwhile overtakes them, so the helper counts them gone and
     gives the chain's first run the token the host had used for the self-command's run. The run's report then
     comes: handled, it ended the chain's step, which the host still ran, and the helper waited on a timer the host
     never heard of. Now it is refused as late, and the client starts a fresh helper."""
@@ -309,7 +300,7 @@ def test_a_report_that_comes_after_the_helper_counted_it_gone_gives_that_helper_
         assert machine.helper is not None
         first = machine.helper.generation
 
-        machine.a_request_arrives(drawn(1))  # the held report of the self-command's run
+        machine.a_request_arrives(drawn(1))  # the report of the self-command's run
 
         machine.the_helper_waits_only_on_what_the_client_holds()
         assert machine.helper is None

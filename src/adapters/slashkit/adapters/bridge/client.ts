@@ -212,11 +212,11 @@ export type Link = {
    */
   sent: number
   /**
-   * Events the client numbered but has not sent yet: reports that it carried out a forecast (`applied`). They
-   * go out, in order, ahead of the next event, so nothing else competes with the host's next step when a
-   * forecast is carried out; until then the helper lags, and the events it wants are a superset.
+   * Reports that the client carried out a forecast (`applied`) that the current helper has not answered: on their
+   * way, or lost with a helper that is gone. Until they are answered, the helper lags, and the events it wants
+   * are a superset.
    */
-  held: { seq: number; event: EventName; e: unknown }[]
+  unanswered: number
 }
 
 /**
@@ -249,7 +249,7 @@ export class Work {
 
 /** A link with no helper yet. */
 export function link(): Link {
-  return { helper: undefined, wants: new Set(), wantsAt: 0, down: undefined, sent: 0, held: [] }
+  return { helper: undefined, wants: new Set(), wantsAt: 0, down: undefined, sent: 0, unanswered: 0 }
 }
 
 /** The link of every host that brings none. */
@@ -357,7 +357,7 @@ function answered(host: Host, answer: Exchanged | undefined): Answer {
 /** One event's answer as the client keeps it: the reply, and which helper gave it at which version. */
 type Exchanged = { reply: WireReply | null; at: number; from: Helper }
 
-/** Sends one event (after the reports held for it) and carries out the effects of the answers; never throws. */
+/** Sends one event and carries out the effects of its answer; never throws. */
 async function exchange(host: Host, event: EventName, e: unknown, again = true): Promise<Exchanged | undefined> {
   const l = linkOf(host)
   // The helper answers a request over its limit with 413 before it read it, and the client's write then fails
@@ -369,15 +369,11 @@ async function exchange(host: Host, event: EventName, e: unknown, again = true):
   const current = l.helper ?? start(host)
   l.sent += 1 // before any wait, so what the caller does next already counts this event as sent
   const seq = l.sent
-  const earlier = l.held.map(h => send(host, current, h.seq, h.event, h.e))
-  // Wants that come before reports still held are stale: the forecast those reports carried out may have ended the
-  // chain. One that waits on a turn's end or a pane's close still needs the helper, forecast or not.
-  const waiting = l.helper === current && (earlier.length === 0 ? l.wants.size > 0 : ['TurnEnded', 'PaneClosed'].some(w => l.wants.has(w)))
-  l.held = []
-  let late: WireAnswer[]
+  // Wants that come before reports not answered are stale: the forecast those reports carried out may have ended
+  // the chain. One that waits on a turn's end or a pane's close still needs the helper, forecast or not.
+  const waiting = l.helper === current && (l.unanswered === 0 ? l.wants.size > 0 : ['TurnEnded', 'PaneClosed'].some(w => l.wants.has(w)))
   let answer: WireAnswer
   try {
-    late = await Promise.all(earlier)
     answer = await send(host, current, seq, event, e)
   } catch (err) {
     if (!(err instanceof RefusedEvent)) retire(host, current)
@@ -392,17 +388,19 @@ async function exchange(host: Host, event: EventName, e: unknown, again = true):
     unavailable(host, messageOf(err))
     return undefined
   }
-  if (l.helper === current && answer.version > l.wantsAt) {
+  took(host, current, answer)
+  l.down = undefined
+  await carryOut(host, answer.effects, answer.version, current)
+  return { reply: answer.reply, at: answer.version, from: current }
+}
+
+/** Takes the events the helper wants from its answer, unless a newer answer came first. */
+function took(host: Host, from: Helper, answer: WireAnswer): void {
+  const l = linkOf(host)
+  if (l.helper === from && answer.version > l.wantsAt) {
     l.wants = new Set(answer.wants)
     l.wantsAt = answer.version
   }
-  l.down = undefined
-  // A held report the helper found stale (it handled another event first) is answered with what it did
-  // instead of the forecast; otherwise with nothing. Either way the client now holds every timer and run the
-  // helper waits on (tests/property/test_bridge_stateful.py).
-  for (const report of late) await carryOut(host, report.effects, report.version, current)
-  await carryOut(host, answer.effects, answer.version, current)
-  return { reply: answer.reply, at: answer.version, from: current }
 }
 
 async function send(host: Host, current: Helper, seq: number, event: EventName, e: unknown): Promise<WireAnswer> {
@@ -455,6 +453,9 @@ class RefusedEvent extends Error {}
 /** The helper could not be reached, or does not know the session (HTTP 410: it started afresh since). */
 class Unreachable extends Error {}
 
+/** The helper answered with what shows it no longer shares the client's state, or with no bridge's answer. */
+class Parted extends Error {}
+
 type WireAnswer = { version: number; wants: string[]; reply: WireReply | null; effects: Effect[] }
 
 function readAnswer(status: number, text: string): WireAnswer {
@@ -462,16 +463,16 @@ function readAnswer(status: number, text: string): WireAnswer {
   try {
     body = JSON.parse(text)
   } catch {
-    throw new Error(`the helper answered ${status} with something that is not JSON`)
+    throw new Parted(`the helper answered ${status} with something that is not JSON`)
   }
   const answer = body as Partial<WireAnswer> & { v?: unknown; error?: unknown }
   if (status === 400 || status === 413) throw new RefusedEvent(`the helper refused the event: ${String(answer.error)}`)
   if (status === 410) throw new Unreachable(`the helper answered 410: ${String(answer.error)}`)
   // The helper's own fault (500), or an event that reached it after it counted it gone and went on without it
   // (409): it may hold a state the client no longer shares, so it is retired.
-  if (status === 409 || status === 500) throw new Error(`the helper answered ${status}: ${String(answer.error)}`)
+  if (status === 409 || status === 500) throw new Parted(`the helper answered ${status}: ${String(answer.error)}`)
   if (status !== 200 || answer.v !== VERSION || !isSound(answer)) {
-    throw new Error(`the helper answered ${status} with an answer that is not bridge version ${VERSION}`)
+    throw new Parted(`the helper answered ${status} with an answer that is not bridge version ${VERSION}`)
   }
   return { version: answer.version, wants: answer.wants, reply: answer.reply ?? null, effects: answer.effects }
 }
@@ -599,7 +600,7 @@ function start(host: Host): Helper {
   const l = linkOf(host)
   l.helper = started
   l.sent = 0
-  l.held = []
+  l.unanswered = 0
   return started
 }
 
@@ -800,9 +801,9 @@ function debugged(host: Host): (err: unknown) => void {
  * Carries out what was foreseen for an event the client is about to send, when it still holds: the helper has
  * been sent nothing since the forecast (`at`). The client does it at once (forecasts hold lines, timers and
  * runs, whose calls all start before `act` first waits), then numbers the event saying `applied`, so the
- * helper skips it, and holds it for the next send instead of waiting for an answer: as the seed's in-process
- * mod, it must not lose the race with `claude -p`'s exit, and a step's timer set in the typed command's hook
- * must find that hook returned (measured on Claude Code 2.1.328).
+ * helper skips it, and sends it without waiting for the answer: as the seed's in-process mod, it must not lose
+ * the race with `claude -p`'s exit, and a step's timer set in the typed command's hook must find that hook
+ * returned (measured on Claude Code 2.1.328).
  */
 async function sendForeseen(host: Host, event: EventName, e: object, foreseen: Effect[] | null, at: number, from: Helper): Promise<void> {
   const l = linkOf(host)
@@ -811,8 +812,37 @@ async function sendForeseen(host: Host, event: EventName, e: object, foreseen: E
     return
   }
   l.sent += 1
-  l.held.push({ seq: l.sent, event, e: { ...e, applied: true } })
+  const seq = l.sent
   for (const fx of foreseen) detached(host, act(host, fx, at + 1, from))
+  detached(host, report(host, from, seq, event, { ...e, applied: true }))
+}
+
+/**
+ * Sends a report that a forecast was carried out, in the background: the helper learns at once how far a chain
+ * run from its forecasts got, so its journal says so. A session that ends right after a chain (a `claude -p`
+ * that exits, a person who quits) leaves no finished chain that looks cut off, and a chain cut off midway
+ * resumes from the step it was at, not from the last one the helper heard of. The helper takes events in `seq`
+ * order, so this one comes before any sent after it. One that fails is written to the debug log.
+ */
+async function report(host: Host, from: Helper, seq: number, event: EventName, e: object): Promise<void> {
+  const l = linkOf(host)
+  l.unanswered += 1
+  let answer: WireAnswer
+  try {
+    answer = await send(host, from, seq, event, e)
+  } catch (err) {
+    // One that answered out of turn (409) or failed (500) is given up, as for any event. One gone or slow is found
+    // so by the next event, and a chain run from its forecasts goes on meanwhile.
+    if (err instanceof Parted) retire(host, from)
+    host.debug(`slashkit: the helper did not hear ${event}: ${messageOf(err)}`)
+    return
+  }
+  if (l.helper === from) l.unanswered -= 1
+  took(host, from, answer)
+  // A report the helper found stale (it handled another event first) is answered with what it did instead of the
+  // forecast; otherwise with nothing. Either way the client now holds every timer and run the helper waits on
+  // (tests/property/test_bridge_stateful.py).
+  await carryOut(host, answer.effects, answer.version, from)
 }
 
 /**

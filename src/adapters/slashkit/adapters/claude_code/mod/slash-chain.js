@@ -41,7 +41,7 @@ var Work = class {
   }
 };
 function link() {
-  return { helper: void 0, wants: /* @__PURE__ */ new Set(), wantsAt: 0, down: void 0, sent: 0, held: [] };
+  return { helper: void 0, wants: /* @__PURE__ */ new Set(), wantsAt: 0, down: void 0, sent: 0, unanswered: 0 };
 }
 var shared = link();
 function linkOf(host2) {
@@ -93,12 +93,12 @@ function answered(host2, answer) {
   if (reply?.kind === "whoami") return { reply: null };
   if (reply?.kind !== "run.typed") return { reply };
   let reported = false;
-  const report = async (error, output) => {
+  const report2 = async (error, output) => {
     if (reported) return;
     reported = true;
     await reportRun(host2, reply.token, error, output, error === null ? reply.then ?? null : null, at, from);
   };
-  return { reply, ticket: { resolved: (output) => report(null, output), threw: (error) => report(error, "") } };
+  return { reply, ticket: { resolved: (output) => report2(null, output), threw: (error) => report2(error, "") } };
 }
 async function exchange(host2, event, e, again = true) {
   const l = linkOf(host2);
@@ -109,13 +109,9 @@ async function exchange(host2, event, e, again = true) {
   const current = l.helper ?? start(host2);
   l.sent += 1;
   const seq = l.sent;
-  const earlier = l.held.map((h) => send(host2, current, h.seq, h.event, h.e));
-  const waiting = l.helper === current && (earlier.length === 0 ? l.wants.size > 0 : ["TurnEnded", "PaneClosed"].some((w) => l.wants.has(w)));
-  l.held = [];
-  let late;
+  const waiting = l.helper === current && (l.unanswered === 0 ? l.wants.size > 0 : ["TurnEnded", "PaneClosed"].some((w) => l.wants.has(w)));
   let answer;
   try {
-    late = await Promise.all(earlier);
     answer = await send(host2, current, seq, event, e);
   } catch (err) {
     if (!(err instanceof RefusedEvent)) retire(host2, current);
@@ -126,14 +122,17 @@ async function exchange(host2, event, e, again = true) {
     unavailable(host2, messageOf(err));
     return void 0;
   }
-  if (l.helper === current && answer.version > l.wantsAt) {
+  took(host2, current, answer);
+  l.down = void 0;
+  await carryOut(host2, answer.effects, answer.version, current);
+  return { reply: answer.reply, at: answer.version, from: current };
+}
+function took(host2, from, answer) {
+  const l = linkOf(host2);
+  if (l.helper === from && answer.version > l.wantsAt) {
     l.wants = new Set(answer.wants);
     l.wantsAt = answer.version;
   }
-  l.down = void 0;
-  for (const report of late) await carryOut(host2, report.effects, report.version, current);
-  await carryOut(host2, answer.effects, answer.version, current);
-  return { reply: answer.reply, at: answer.version, from: current };
 }
 async function send(host2, current, seq, event, e) {
   await current.located;
@@ -172,19 +171,21 @@ var RefusedEvent = class extends Error {
 };
 var Unreachable = class extends Error {
 };
+var Parted = class extends Error {
+};
 function readAnswer(status, text) {
   let body;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new Error(`the helper answered ${status} with something that is not JSON`);
+    throw new Parted(`the helper answered ${status} with something that is not JSON`);
   }
   const answer = body;
   if (status === 400 || status === 413) throw new RefusedEvent(`the helper refused the event: ${String(answer.error)}`);
   if (status === 410) throw new Unreachable(`the helper answered 410: ${String(answer.error)}`);
-  if (status === 409 || status === 500) throw new Error(`the helper answered ${status}: ${String(answer.error)}`);
+  if (status === 409 || status === 500) throw new Parted(`the helper answered ${status}: ${String(answer.error)}`);
   if (status !== 200 || answer.v !== VERSION || !isSound(answer)) {
-    throw new Error(`the helper answered ${status} with an answer that is not bridge version ${VERSION}`);
+    throw new Parted(`the helper answered ${status} with an answer that is not bridge version ${VERSION}`);
   }
   return { version: answer.version, wants: answer.wants, reply: answer.reply ?? null, effects: answer.effects };
 }
@@ -291,7 +292,7 @@ function start(host2) {
   const l = linkOf(host2);
   l.helper = started;
   l.sent = 0;
-  l.held = [];
+  l.unanswered = 0;
   return started;
 }
 function sessionId() {
@@ -438,8 +439,24 @@ async function sendForeseen(host2, event, e, foreseen, at, from) {
     return;
   }
   l.sent += 1;
-  l.held.push({ seq: l.sent, event, e: { ...e, applied: true } });
+  const seq = l.sent;
   for (const fx of foreseen) detached(host2, act(host2, fx, at + 1, from));
+  detached(host2, report(host2, from, seq, event, { ...e, applied: true }));
+}
+async function report(host2, from, seq, event, e) {
+  const l = linkOf(host2);
+  l.unanswered += 1;
+  let answer;
+  try {
+    answer = await send(host2, from, seq, event, e);
+  } catch (err) {
+    if (err instanceof Parted) retire(host2, from);
+    host2.debug(`slashkit: the helper did not hear ${event}: ${messageOf(err)}`);
+    return;
+  }
+  if (l.helper === from) l.unanswered -= 1;
+  took(host2, from, answer);
+  await carryOut(host2, answer.effects, answer.version, from);
 }
 async function fire(host2, token, fires, at, from) {
   if (linkOf(host2).helper !== from) {
