@@ -1,8 +1,8 @@
-"""Programs (issue 33) in the real Claude Code 2.1.328, offline: in plain `claude -p`, a typed `until` decided by the
-model's fail tool, a saved `for` loop over several lines with `/compact` in its body, a `while` stopped by its cap,
-`for ... || break`, and a prompt that only starts with `while`; in the interactive TUI, the footer mid-loop. As the
-person sees them (the plugin's transcript lines, the screen) and as the model is handed them (the scripted model
-server)."""
+"""Programs (issue 33) in the real Claude Code 2.1.328, offline: in `claude -p` (plain, or fed on stdin where a step
+after a local one would race plain `-p`'s exit), a typed `until` decided by the model's fail tool, a saved `for` loop
+over several lines with `/compact` in its body, a `while` stopped by its cap, `for ... || break`, and a prompt that
+only starts with `while`; in the interactive TUI, the footer mid-loop. As the person sees them (the plugin's
+transcript lines, the screen) and as the model is handed them (the scripted model server)."""
 
 import contextlib
 import threading
@@ -90,10 +90,22 @@ def test_a_typed_until_runs_its_body_while_the_model_fails_the_condition(
 def test_a_saved_for_loop_over_several_lines_compacts_once_per_iteration(
     plugin: Path, project: Path, tmp_path: Path
 ) -> None:
-    # A prompt step after the loop: in plain `-p` the end line of a program whose last step is a local command may
-    # come after `-p` exited (docs/claude-code.md, "Headless"); a whole run of the suite lost it so once.
+    # Fed on stdin (stream-json) and kept open until the end line: the step after a local one (`/compact`) is queued
+    # once the engine ended it, which races plain `-p`'s exit (docs/claude-code.md, "Headless"). Under load (eight
+    # at once) plain `-p` lost the loop after a `/compact` in 4 of 96 runs, and in 3 of 64 with the plugin of
+    # 7f8ae2e; a whole run of the suite lost it so once.
     script: list[Turn] = [text("Fixed api."), text("Fixed ui."), text("All done.")]
-    result, handed = run("/each api ui && /fix done", plugin, project, tmp_path, script)
+    with ModelServer(script) as model:
+        result = run_streaming(
+            "/each api ui && /fix done",
+            [plugin],
+            project,
+            model,
+            until=ui_log_seen("all 5 command(s) ran", "slash-chain"),
+            timeout=150,
+            isolation=tmp_path / "iso",
+        )
+        handed = prompts(model)
 
     assert lines(result) == [
         "for 1/2: api",
