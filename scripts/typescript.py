@@ -72,10 +72,11 @@ def check(work: Path) -> bool:
         folder = marketplace / "plugins" / name
         # The TypeScript its bundled hooks module is made of, checked with the kit's tests, which read the wire's and
         # the plugin's facts from copies of their own (the bundle holds them, and exports none).
-        for file, text in plugins.module_sources(name).items():
+        sources = plugins.module_sources(name)
+        for file, text in sources.items():
             (folder / "hooks" / file).write_text(text)
         # The kit's tests, where the kit runs them (tests/engine/test_kit.py lays them out the same way).
-        lay_out_kit_tests(folder, name)
+        lay_out_kit_tests(folder, name, sources)
         configs.append(_tsconfig(folder, {}, ["hooks", "tests"], files=(str(CLAUDE_CODE_TYPES),)))
     # opencode puts @opencode-ai/plugin into a config dir's node_modules; here the pinned one stands there.
     config_dir = work / "opencode"

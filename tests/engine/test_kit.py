@@ -142,7 +142,7 @@ def iso(tmp_path: Path) -> Iterator[claude_cli.Isolation]:
 def test_kit_tests_pass(plugin: str, tmp_path: Path, iso: claude_cli.Isolation) -> None:
     root = plugins.lay_out(tmp_path / "marketplace", python=NO_PYTHON)
     folder = root / "plugins" / plugin
-    lay_out_kit_tests(folder, plugin)
+    lay_out_kit_tests(folder, plugin, plugins.module_sources(plugin))
 
     run = run_kit(folder, iso)
 

@@ -5,6 +5,7 @@ which type-checks them with the plugin's TypeScript."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -25,14 +26,12 @@ def kit_files(plugin: str) -> list[Path]:
     return [KIT / f"{plugin}.test.ts", *shared]
 
 
-def lay_out_kit_tests(folder: Path, plugin: str) -> Path:
-    """Makes `folder`'s `tests/` (a laid-out plugin's) with the plugin's kit tests and the generated facts they read;
-    returns it."""
+def lay_out_kit_tests(folder: Path, plugin: str, sources: Mapping[str, str]) -> None:
+    """Makes `folder`'s `tests/` (a laid-out plugin's) with the plugin's kit tests and the generated facts they read,
+    taken from `sources` (the plugin's `plugins.module_sources`, which a caller may already hold)."""
     tests = folder / "tests"
     tests.mkdir()
     for source in kit_files(plugin):
         shutil.copyfile(source, tests / source.name)
-    sources = plugins.module_sources(plugin)
     for file in FACTS:
         (tests / file).write_text(sources[file])
-    return tests
