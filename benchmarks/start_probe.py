@@ -87,6 +87,17 @@ def phases(log: str, spawned: float, ended: float) -> dict[str, float]:
     return out
 
 
+def print_medians(title: str, keys: list[str], results: dict[str, list[dict[str, float]]]) -> None:
+    """One row a key, one column a plugin: the median of the runs that have the key, or `-` when none has."""
+    print(f"{title:32}" + "".join(f"{name:>12}" for name in results))
+    for key in keys:
+        cells = []
+        for rows in results.values():
+            values = [row[key] for row in rows if key in row]
+            cells.append(f"{statistics.median(values):12.1f}" if values else f"{'-':>12}")
+        print(f"{key:32}" + "".join(cells))
+
+
 def folder_for(spec: str, base: Path) -> Path:
     if spec == "seed":
         return seed_plugin(base / "seed", SEED)
@@ -136,13 +147,7 @@ def main() -> None:
     print("load after:", os.getloadavg())
     end_helpers(runtime, next(iter(sockets)))
     keys = ["wall", "start", "tail", "first", *MARKS, "exit", "ss_ms", "cr_ms", "spawns", "runs"]
-    print(f"{'phase (ms from first line)':28}" + "".join(f"{n:>12}" for n in names))
-    for key in keys:
-        cells = []
-        for name in names:
-            values = [row[key] for row in results[name] if key in row]
-            cells.append(f"{statistics.median(values):12.1f}" if values else f"{'-':>12}")
-        print(f"{key:28}" + "".join(cells))
+    print_medians("phase (ms from first line)", keys, results)
     # A phase's median over runs, of each run's own time between its two marks: steadier than a difference of the
     # marks' medians, which each move with the runs' start.
     steps = ["notseated", "worker", "loaded", "cmds", "raised", "ss_settled", "promptctx", "step1", "last", "shutdown"]
