@@ -16,6 +16,7 @@ slashkit's whole bundle), runs `/cost` with each and prints the check's CPU with
 PROMPT sets the prompt (default `/cost && /context`). Every run shares one XDG_RUNTIME_DIR, so slashkit's shared
 helper is warm after the warm-up round."""
 
+import bisect
 import itertools
 import os
 import re
@@ -31,8 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench import end_helpers, runtime_folder  # noqa: E402
-from benchmarks.start_probe import MARKS, folder_for, print_medians, stamp  # noqa: E402
-from tests.support.claude_cli import Isolation, claude_path, isolated_env  # noqa: E402
+from benchmarks.start_probe import folder_for, marked, print_medians, probe_run, turned  # noqa: E402
 from tests.support.model_server import ModelServer  # noqa: E402
 
 from slashkit.adapters.claude_code.plugins import plugin_dir  # noqa: E402
@@ -90,16 +90,12 @@ def one_run(argv: list[str], project: Path, env: dict[str, str], debug: Path) ->
     row = {"whole cpu": (usage.ru_utime + usage.ru_stime) * 1000, "wall": (ended - spawned) * 1000}
     if not samples:
         return row
-    marks = {"spawn": spawned, "exit": ended}
-    for line in debug.read_text().splitlines():
-        for name, pattern in MARKS.items():
-            if name not in marks and re.search(pattern, line):
-                marks[name] = stamp(line)
+    marks = {**marked(debug.read_text().splitlines()), "spawn": spawned, "exit": ended}
     times = [sample[0] for sample in samples]
 
     def at(moment: float, which: int) -> float:
         """The CPU used by `moment`, as the last sample before it read it (the first, before any)."""
-        return samples[max(_last_before(times, moment), 0)][which]
+        return samples[max(bisect.bisect_right(times, moment) - 1, 0)][which]
 
     for a, b in itertools.pairwise(STEPS):
         if a in marks and b in marks:
@@ -108,34 +104,18 @@ def one_run(argv: list[str], project: Path, env: dict[str, str], debug: Path) ->
     return row
 
 
-def _last_before(times: list[float], moment: float) -> int:
-    low, high = 0, len(times)
-    while low < high:
-        middle = (low + high) // 2
-        if times[middle] <= moment:
-            low = middle + 1
-        else:
-            high = middle
-    return low - 1
-
-
 def measure(rounds: int, folders: dict[str, Path], base: Path, prompt: str) -> dict[str, list[dict[str, float]]]:
     """`rounds` runs of each plugin, interleaved, after one warm-up round."""
     names = list(folders)
     project = base / "project"
     project.mkdir()
     runtime = runtime_folder(base, "warm")
+    sockets = {"XDG_RUNTIME_DIR": str(runtime)}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     with ModelServer() as model:
         for r in range(rounds + 1):
-            for name in names[r % len(names) :] + names[: r % len(names)]:
-                iso = Isolation.create(base, prefix=f"{name}-{r}-")
-                env = isolated_env(
-                    iso, model.url, extra_env={"XDG_RUNTIME_DIR": str(runtime), "SLASHKIT_HELPER_IDLE": "600"}
-                )
-                debug = base / f"debug-{name}-{r}.log"
-                argv = [str(claude_path()), "-p", prompt, f"--plugin-dir={folders[name]}"]
-                argv += ["--output-format=stream-json", "--verbose", f"--debug-file={debug}"]
+            for name in turned(names, r):
+                iso, env, debug, argv = probe_run(base, name, r, folders[name], model.url, sockets, prompt)
                 row = one_run(argv, project, env, debug)
                 iso.cleanup()
                 if r > 0:

@@ -64,15 +64,48 @@ def stamp(line: str) -> float:
     return datetime.fromisoformat(line[:23]).replace(tzinfo=UTC).timestamp()
 
 
-def phases(log: str, spawned: float, ended: float) -> dict[str, float]:
-    lines = log.splitlines()
-    t0 = stamp(lines[0])
-    out = {"first": (t0 - spawned) * 1000, "end": (stamp(lines[-1]) - t0) * 1000, "exit": (ended - t0) * 1000}
+def marked(lines: list[str]) -> dict[str, float]:
+    """When each mark of MARKS first shows in a debug log's lines (seconds since the epoch); a mark that never does
+    is left out."""
+    found: dict[str, float] = {}
     for name, pattern in MARKS.items():
         rx = re.compile(pattern)
         hit = next((line for line in lines if rx.search(line)), None)
         if hit is not None:
-            out[name] = (stamp(hit) - t0) * 1000
+            found[name] = stamp(hit)
+    return found
+
+
+def probe_run(
+    base: Path,
+    name: str,
+    r: int,
+    folder: Path,
+    model_url: str,
+    sockets: dict[str, str],
+    prompt: str = "/cost && /context",
+) -> tuple[Isolation, dict[str, str], Path, list[str]]:
+    """One probe run's isolation, environment, debug log and argv: `claude -p` with the plugin folder, stream-json."""
+    iso = Isolation.create(base, prefix=f"{name}-{r}-")
+    # The tests' 2 s idle (HELPER_ENV) would end the shared helper between two of its runs: it stays 10 min.
+    env = isolated_env(iso, model_url, extra_env={**sockets, "SLASHKIT_HELPER_IDLE": "600"})
+    debug = base / f"debug-{name}-{r}.log"
+    argv = [str(claude_path()), "-p", prompt, f"--plugin-dir={folder}"]
+    argv += ["--output-format=stream-json", "--verbose", f"--debug-file={debug}"]
+    return iso, env, debug, argv
+
+
+def turned(names: list[str], r: int) -> list[str]:
+    """The plugins' order in round `r`: turned by one each round, so none always goes first."""
+    return names[r % len(names) :] + names[: r % len(names)]
+
+
+def phases(log: str, spawned: float, ended: float) -> dict[str, float]:
+    lines = log.splitlines()
+    t0 = stamp(lines[0])
+    out = {"first": (t0 - spawned) * 1000, "end": (stamp(lines[-1]) - t0) * 1000, "exit": (ended - t0) * 1000}
+    for name, at in marked(lines).items():
+        out[name] = (at - t0) * 1000
     if "step1" in out:
         out["start"] = out["first"] + out["step1"]  # spawn to the chain's first step: the start as a whole
     if "last" in out:
@@ -122,14 +155,8 @@ def main() -> None:
     print("load before:", os.getloadavg(), flush=True)
     with ModelServer() as model:
         for r in range(rounds + 1):
-            order = names[r % len(names) :] + names[: r % len(names)]
-            for name in order:
-                iso = Isolation.create(base, prefix=f"{name}-{r}-")
-                # The tests' 2 s idle (HELPER_ENV) would end the shared helper between two of its runs: it stays 10 min.
-                env = isolated_env(iso, model.url, extra_env={**sockets, "SLASHKIT_HELPER_IDLE": "600"})
-                debug = base / f"debug-{name}-{r}.log"
-                argv = [str(claude_path()), "-p", "/cost && /context", f"--plugin-dir={folders[name]}"]
-                argv += ["--output-format=stream-json", "--verbose", f"--debug-file={debug}"]
+            for name in turned(names, r):
+                iso, env, debug, argv = probe_run(base, name, r, folders[name], model.url, sockets)
                 spawned = time.time()
                 t = time.perf_counter()
                 out = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=120)
