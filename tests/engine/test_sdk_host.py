@@ -3,7 +3,9 @@ iterating `SlashSession.run` sees, and what the model is handed."""
 
 import asyncio
 import dataclasses
+import gc
 import re
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -169,7 +171,16 @@ UNREADABLE = r"Claude Code sent a message the SDK cannot read \(Buffer size \d+ 
 
 def test_an_answer_over_the_sdks_buffer_fails_its_step_with_a_line_and_every_later_query(tmp_path: Path) -> None:
     script = [text("x" * (1100 * 1024))]
-    (events, after), _ = play(tmp_path, script, ["/greet Bob && /cost", "/cost"], buffer=1 << 20)
+    left: list[str] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda leftover: left.append(f"{leftover.object!r}: {leftover.exc_value!r}")
+    try:
+        (events, after), _ = play(tmp_path, script, ["/greet Bob && /cost", "/cost"], buffer=1 << 20)
+        gc.collect()  # what the session left is collected now, its loop closed, not in some later test
+    finally:
+        sys.unraisablehook = hook
+    # The session closed the CLI's pipe on its own loop: nothing of it is left to close once the loop is gone.
+    assert left == []
     assert outcome(events) == STOPPED_FIRST
     assert re.fullmatch(f"stopped after /greet: it failed: {UNREADABLE}; not run: /cost", lines(events)[-1])
     # The SDK reads nothing more of the session: the next query fails at once, saying why.

@@ -5,12 +5,12 @@ event (`slashkit.adapters.harness.agenda`), and `slashkit.adapters.sdk.mapping` 
 
 import asyncio
 import dataclasses
-import gc
 import json
 from collections.abc import AsyncIterator, Collection, Mapping
 from pathlib import Path
 from typing import Any, Final, Unpack, cast
 
+import anyio.abc
 from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
@@ -102,13 +102,10 @@ class SlashSession(Harness[Message]):
 
     async def disconnect(self) -> None:
         """Ends the session."""
+        unread = _cli_process(self.client) if self._unreadable is not None else None
         await self.client.disconnect()
-        if self._unreadable is not None:
-            # The SDK's reader ended on the unreadable line and left the CLI's stdout pipe open, its transport held
-            # by the error's frames; collected later, once the event loop is closed, closing it raises "Event loop
-            # is closed" (measured on claude-agent-sdk 0.2.184). Collected now, it closes on this loop, in most runs:
-            # in some it is still held here (slashkit run drops that one leftover's report).
-            gc.collect()
+        if unread is not None:
+            await unread.aclose()
 
     async def interrupt(self) -> None:
         """Interrupts the model's turn: a chain whose step it was stops (its turn ended with `aborted`)."""
@@ -298,3 +295,13 @@ def command_names(info: Mapping[str, Any] | None) -> tuple[frozenset[str] | None
         if command.get("builtin") is True:
             builtins |= names
     return frozenset(known), frozenset(builtins)
+
+
+def _cli_process(client: ClaudeSDKClient) -> anyio.abc.Process | None:
+    """The CLI's process as the SDK's transport holds it, taken before the SDK lets go of it. Once the SDK's reader
+    ended on a line over its buffer, asyncio reads no more of the CLI's stdout (its buffer is full), so that pipe never
+    hears the CLI's end, and the SDK's close leaves it open (measured on claude-agent-sdk 0.2.184 and 0.2.189): closed
+    by the collector after the event loop, it raises "Event loop is closed". anyio's close of the process closes its
+    pipes, on the session's own loop."""
+    process = getattr(getattr(client, "_transport", None), "_process", None)
+    return process if isinstance(process, anyio.abc.Process) else None

@@ -95,20 +95,7 @@ def run(settings: Settings, out: TextIO = sys.stdout, err: TextIO = sys.stderr) 
     # The SDK logs its reader's end ("Fatal error in message reader: ...") through Python's last-resort handler,
     # onto stderr; the step that failed of it says why in its own line.
     logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())
-    sys.unraisablehook = _without_closed_loop_leftover
     return asyncio.run(_run(settings, out, err))
-
-
-def _without_closed_loop_leftover(unraisable: "sys.UnraisableHookArgs") -> None:
-    # After its reader ended on a line over its buffer, the SDK leaves the CLI's stdout pipe open (the CLI itself
-    # has exited and was waited for). SlashSession.disconnect collects it on the loop, but in some runs it is still
-    # held then, and collected once asyncio.run closed the loop, closing it prints "Exception ignored in:
-    # BaseSubprocessTransport.__del__ ... Event loop is closed" (measured on claude-agent-sdk 0.2.184). Only that
-    # leftover is dropped; anything else is printed as Python prints it.
-    leftover = getattr(unraisable.object, "__qualname__", "") == "BaseSubprocessTransport.__del__"
-    closed = isinstance(unraisable.exc_value, RuntimeError) and str(unraisable.exc_value) == "Event loop is closed"
-    if not (leftover and closed):
-        sys.__unraisablehook__(unraisable)
 
 
 async def _run(settings: Settings, out: TextIO, err: TextIO) -> int:
