@@ -35,13 +35,7 @@ class Pane:
         return self.tmux("capture-pane", "-p", "-t", "tui")
 
     def wait_for(self, words: str, timeout: float = 90.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            shown = self.screen()
-            if words in shown:
-                return shown
-            time.sleep(0.5)
-        raise TimeoutError(f"{words!r} not on the screen within {timeout:g} s:\n{self.screen()}")
+        return self.wait_for_every([words], timeout)
 
     def wait_for_every(self, lines: list[str], timeout: float = 90.0) -> str:
         """The screen once it shows every one of `lines`. Under load the TUI may draw a line a moment after the one

@@ -169,16 +169,16 @@ def test_the_fail_tool_stops_the_chain_and_refuses_when_no_step_waits(tmp_path: 
 UNREADABLE = r"Claude Code sent a message the SDK cannot read \(Buffer size \d+ exceeds limit 1048576\)"
 
 
-def test_an_answer_over_the_sdks_buffer_fails_its_step_with_a_line_and_every_later_query(tmp_path: Path) -> None:
+def test_an_answer_over_the_sdks_buffer_fails_its_step_with_a_line_and_every_later_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     script = [text("x" * (1100 * 1024))]
     left: list[str] = []
-    hook = sys.unraisablehook
-    sys.unraisablehook = lambda leftover: left.append(f"{leftover.object!r}: {leftover.exc_value!r}")
-    try:
-        (events, after), _ = play(tmp_path, script, ["/greet Bob && /cost", "/cost"], buffer=1 << 20)
-        gc.collect()  # what the session left is collected now, its loop closed, not in some later test
-    finally:
-        sys.unraisablehook = hook
+    monkeypatch.setattr(
+        sys, "unraisablehook", lambda leftover: left.append(f"{leftover.object!r}: {leftover.exc_value!r}")
+    )
+    (events, after), _ = play(tmp_path, script, ["/greet Bob && /cost", "/cost"], buffer=1 << 20)
+    gc.collect()  # what the session left is collected now, its loop closed, not in some later test
     # The session closed the CLI's pipe on its own loop: nothing of it is left to close once the loop is gone.
     assert left == []
     assert outcome(events) == STOPPED_FIRST
