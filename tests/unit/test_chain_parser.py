@@ -139,6 +139,32 @@ def test_a_double_pipe_is_one_operator_not_two_pipes() -> None:
     assert parse_chain("a || /b") == Chain(head="a", rest=(Step("b", "", "||"),))
 
 
+def test_a_group_or_a_for_loop_hands_the_operator_before_it_to_its_first_step() -> None:
+    # The status area shows it: `· next || /a` while /x runs.
+    assert parse_chain("x || { /a ; /b ; }").rest == (Step("a", "", "||"), Step("b", "", ";"))
+    assert parse_chain("x ; for n in 1 2 ; do /c $n ; done").rest == (Step("c", "$n", ";"),)
+
+
+def test_a_loops_condition_keeps_the_operator_before_the_loop_and_its_body_starts_after_a_semicolon() -> None:
+    assert parse_chain("x || until /check ; do /fix ; /lint ; done").rest == (
+        Step("check", "", "||"),
+        Step("fix", "", ";"),
+        Step("lint", "", ";"),
+    )
+    assert parse_chain("x ; while /check && /ready ; do /fix ; done").rest == (
+        Step("check", "", ";"),
+        Step("ready", "", "&&"),
+        Step("fix", "", ";"),
+    )
+
+
+@pytest.mark.parametrize("args", ["x && { /a", "x && while", "x && until /check ; do /fix", "x || for ; do /a ; done"])
+def test_arguments_the_grammar_cannot_read_stay_whole_as_the_commands_own(args: str) -> None:
+    # The matcher sent them (an operator and a word that starts a command), but they hold no program.
+    assert holds_chain(args)
+    assert parse_chain(args) == Chain(head=args, rest=())
+
+
 @pytest.mark.parametrize("args", ["x && /b", "&& /b", "a\t&&/b:c", "x && /b y && /c", "x ; /b", "x || /b", "x | /b"])
 def test_holds_chain_says_whether_a_separator_is_there(args: str) -> None:
     assert holds_chain(args)

@@ -94,6 +94,14 @@ def test_the_person_sets_the_cap_and_it_has_an_upper_bound() -> None:
     assert rule_for(CLAUDE_CODE, loop_cap=str(MAX_LOOP_CAP)).loop_cap == MAX_LOOP_CAP
 
 
+def test_a_cap_of_one_lets_a_loop_run_its_body_once() -> None:
+    h = loop_host(rule=rule_for(CLAUDE_CODE, loop_cap="1"))
+
+    h.type("while /ok; do /x; done")
+
+    assert h.runs.count(("x", "")) == 1
+
+
 def test_a_program_runs_a_bounded_number_of_steps_in_all() -> None:
     h = loop_host(rule=rule_for(CLAUDE_CODE, loop_cap=str(MAX_LOOP_CAP)))
 

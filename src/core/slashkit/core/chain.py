@@ -117,13 +117,6 @@ def written_steps(node: Node, op: Operator = "&&") -> Iterator[Step]:
             yield from written_steps(body, ";")
 
 
-def _operator(text: str) -> Operator:
-    match text:
-        case "&&" | "||" | ";" | "|":
-            return text
-    raise AssertionError(f"SEPARATOR matched {text!r}, which is no operator")
-
-
 def holds_chain(args: str) -> bool:
     """Tells whether typed arguments hold a separator, as the engine's matcher would."""
     return SEPARATOR.search(args) is not None
