@@ -71,6 +71,14 @@ def test_a_pane_step_waiting_for_its_pane_wants_the_close() -> None:
     assert_unwanted_events_change_nothing(h.session.chains, h.wants())
 
 
+def test_a_sleep_wants_only_the_persons_prompts_which_end_it() -> None:
+    h = host(a=Local(), b=Local())
+    h.type("/a && sleep 1m && /b")
+
+    assert h.wants() == frozenset({"PromptSubmitted"})
+    assert_unwanted_events_change_nothing(h.session.chains, h.wants())
+
+
 def test_the_checker_sees_a_wanted_event_change_the_state() -> None:
     h = host(a=Pane("pane-1"), b=Local())
     h.type("/a && /b")

@@ -4,7 +4,7 @@ saying where, when they do not parse."""
 
 import pytest
 
-from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, Turns, failing_first
+from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, Turns, failing_first, host
 from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain_machine import Outcome, Tally
 from slashkit.core.interpreter import MAX_STEPS
@@ -267,3 +267,73 @@ def test_a_prompt_step_inside_a_loop_tells_the_model_what_runs_next_either_way()
         "[slash-chain] This is step 1/1 of a chain; after it: /fix. If you could not do what this step asks, call "
         "the mcp__slash-chain__fail tool with the reason before you end your turn: after a failure /fix runs next."
     )
+
+
+# A typed program reads the host's command list as a typed chain does.
+
+
+def tiny_host(**saved: str) -> MemoryHost:
+    h = host(tiny=Local(), greet=Local(), x=Local())
+    h.saved = library(SavedFile(f"{n}.md", f".slashkit/chains/{n}.md", body.encode()) for n, body in saved.items())
+    return h
+
+
+def test_a_program_from_elsewhere_runs_the_hosts_commands_and_skips_a_name_the_host_does_not_list() -> None:
+    h = tiny_host()
+
+    h.type("{ /greet; /unknown; }", origin="plugin")
+
+    assert h.runs == [("greet", "")]
+    assert h.ui.lines == [
+        "1/2: /greet",
+        "skipped 2/2: /unknown (only the person may run /unknown, and this came from plugin)",
+        "ended: 1 succeeded, 0 failed, 1 skipped",
+    ]
+
+
+@pytest.mark.parametrize("name", ["x", "compact"])  # a command the host listed; a built-in it did not
+def test_a_program_runs_the_hosts_command_not_a_saved_chain_of_that_name(name: str) -> None:
+    h = tiny_host(**{name: "/tiny planted"})
+
+    h.type(f"{{ /{name}; }}")
+
+    assert h.runs == [(name, "")]
+
+
+def test_a_sleep_waits_its_last_second_too() -> None:
+    h = loop_host()
+
+    h.type("/ok && sleep 61 && /x")
+    h.clock.advance(60_000)
+
+    assert h.ui.statuses[-1] == "sleep 1s left · then /x"
+    assert h.runs == [("ok", "")]
+    h.clock.advance(1_000)
+    assert h.runs == [("ok", ""), ("x", "")]
+
+
+ASK = "is it green?"
+NOTE = (
+    "\n\n[slash-chain] This is step {number} of a chain; after it: {after}. If you could not do what this step "
+    "asks, call the mcp__slash-chain__fail tool with the reason before you end your turn: after a failure {failure} "
+    "runs next."
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "number", "after", "failure"),
+    [
+        ("until /ask; do /fix; done; /after", "1/3", "/after", "/fix"),
+        ("until /ask; do /fix; done", "1/2", "none", "/fix"),
+        ("while /fix; do /ask; done || /after", "2/3", "/fix", "/fix"),
+    ],
+)
+def test_a_step_in_a_loop_tells_the_model_what_runs_after_it_either_way(
+    line: str, number: str, after: str, failure: str
+) -> None:
+    h = MemoryHost(commands={"ask": Command(Prompt(ASK)), "fix": Command(Local()), "after": Command(Local())})
+
+    h.type(line)
+    h.settle()
+
+    assert h.prompts == [ASK + NOTE.format(number=number, after=after, failure=failure)]

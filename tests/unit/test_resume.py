@@ -2,8 +2,11 @@
 session says what was cut off and where; `/slash-chain resume` runs the interrupted step again, then the rest, with
 its loop counters as they were; `forget` forgets it; anyone else's `resume` is refused."""
 
+import hashlib
+
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, failing_first
 from slashkit.core.chain_machine import Continued, Cut, cut_of
+from slashkit.core.saved_chain import NO_SAVED, Library, SavedFile, library
 
 
 def cut_at_step_two() -> Cut:
@@ -16,8 +19,38 @@ def cut_at_step_two() -> Cut:
     return cut_of(running)
 
 
-def fresh() -> MemoryHost:
-    return MemoryHost(commands={"a": Command(Local()), "b": Command(Prompt("do b")), "c": Command(Local())})
+def fresh(saved: Library = NO_SAVED) -> MemoryHost:
+    commands = {"a": Command(Local()), "b": Command(Prompt("do b")), "c": Command(Local())}
+    return MemoryHost(commands={**commands, "model": Command(Local(), builtin=True)}, saved=saved)
+
+
+def cut_where_it_waits(line: str, origin: str | None = None, saved: Library = NO_SAVED) -> Cut:
+    """Where the chain `line` (typed by the person, or run from `origin`) stood while its first step waited on its
+    turn."""
+    h = fresh(saved)
+    if origin is None:
+        h.type(line)
+    else:
+        command, args = line.removeprefix("/").split(" ", 1)
+        h.run_command(command, args, origin)
+    h.settle()
+    running = h.session.chains.running
+    assert running is not None
+    return cut_of(running)
+
+
+def resumed(cut: Cut, saved: Library = NO_SAVED) -> MemoryHost:
+    """A continued session whose person resumed `cut`, its interrupted step's turn ended and its shell steps done."""
+    h = fresh(saved)
+    h.handle(Continued(cut))
+    h.type("/slash-chain resume")
+    h.settle()
+    h.end_turn()
+    h.settle()
+    while h.shell.running:
+        h.shell.finish()
+        h.settle()
+    return h
 
 
 def test_a_continued_session_says_what_was_cut_off_and_runs_nothing_by_itself() -> None:
@@ -93,3 +126,82 @@ def test_only_the_persons_typing_resumes() -> None:
 
     assert [r for r in h.runs if r[0] != "slash-chain"] == []
     assert h.answers == ["/slash-chain was not run: only the person may run /slash-chain, and this came from plugin"]
+
+
+def test_resume_while_another_chain_runs_cancels_that_one_first_as_stop_would() -> None:
+    h = fresh()
+    h.handle(Continued(cut_at_step_two()))
+    h.type("/b now && /a")
+    h.settle()
+
+    h.type("/slash-chain resume")
+    h.settle()
+    h.end_turn()
+
+    assert h.ui.lines[1:] == [
+        "1/2: /b now",
+        "cancelled; not run: /a",
+        "resumed: 2/3 /b x was interrupted and runs again, then the rest",
+        "2/3: /b x",
+        "3/3: /c",
+        "all 3 command(s) ran",
+    ]
+    assert [r for r in h.runs if r[0] != "slash-chain"] == [("b", "now"), ("b", "x"), ("c", "")]
+    assert [(o.status, o.cancelled) for o in h.outcomes] == [("failure", True), ("success", False)]
+
+
+def test_resume_answers_the_command_with_where_the_chain_goes_on() -> None:
+    h = fresh()
+    h.handle(Continued(cut_at_step_two()))
+
+    h.type("/slash-chain resume")
+
+    assert h.answers == ["resumed: 2/3 /b x was interrupted and runs again, then the rest"]
+
+
+def test_forget_with_nothing_cut_off_says_so() -> None:
+    h = fresh()
+
+    h.type("/slash-chain forget")
+
+    assert h.answers == ["no chain was cut off in this session: nothing to resume"]
+
+
+def test_a_chain_the_person_typed_runs_its_shell_step_when_resumed() -> None:
+    h = resumed(cut_where_it_waits("/b x && !touch typed.txt"))
+
+    assert [text for _, text in h.shell.started] == ["touch typed.txt"]
+    assert h.ui.lines[-2:] == ["2/2: !touch typed.txt", "all 2 command(s) ran"]
+
+
+def test_a_resumed_project_chain_the_person_approved_still_runs_its_shell_step() -> None:
+    ship = b"/b ship && !touch made.txt\n"
+    project = SavedFile("ship.md", "/work/p/.slashkit/chains/ship.md", ship)
+    saved = library([], [project], [(project.source, hashlib.sha256(ship).hexdigest())])
+
+    h = resumed(cut_where_it_waits("/ship", saved=saved), saved)
+
+    assert [text for _, text in h.shell.started] == ["touch made.txt"]
+    assert h.ui.lines[-1] == "all 2 command(s) ran"
+
+
+def test_resume_keeps_who_started_the_chain_so_the_persons_word_lifts_nothing() -> None:
+    # Attack: a plugin's chain holding /model, cut off; the person's `resume` must not make it the person's.
+    h = resumed(cut_where_it_waits("/b x && /model opus", origin="plugin"))
+
+    assert ("model", "opus") not in h.runs
+    assert h.ui.lines[-2:] == [
+        "skipped 2/2: /model opus (only the person may run /model, and this came from plugin)",
+        "ended: 1 succeeded, 0 failed, 1 skipped",
+    ]
+
+
+def test_a_resumed_chain_of_more_than_and_lists_its_steps_in_the_status() -> None:
+    h = fresh()
+    h.handle(Continued(cut_where_it_waits("/b x ; /c")))
+    h.type("/slash-chain resume")
+    h.settle()
+
+    h.type("/slash-chain")
+
+    assert h.answers[-1] == "on · 1/2 /b x, waiting for its turn; next: ; /c\n1. /b x · running\n2. /c · pending"

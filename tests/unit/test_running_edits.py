@@ -2,11 +2,14 @@
 steps as written, each done, running or pending; `/slash-chain add /x` queues a step after the rest, which runs
 whatever their status; `/slash-chain drop N` removes a step not reached yet. Only the person's typing edits."""
 
+import hashlib
+
 import pytest
 
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, failing_first
+from slashkit.core.allowlist import GEMINI
 from slashkit.core.interpreter import MAX_STEPS
-from slashkit.core.policy import Denied
+from slashkit.core.policy import Denied, rule_for
 from slashkit.core.saved_chain import NO_SAVED, Library, SavedFile, library
 
 
@@ -60,6 +63,25 @@ def test_steps_folds_a_loop_and_says_how_each_step_went_last() -> None:
     h.type("/slash-chain steps")
 
     assert h.answers[-1] == "1. /a · done\n2. /c · skipped\n3. /check · failed\n4. /fix · running"
+
+
+def test_steps_during_a_sleep_lists_the_step_before_it_as_done() -> None:
+    h = host()
+    h.type("/a && sleep 1m && /x")
+
+    h.type("/slash-chain steps")
+
+    assert h.answers[-1] == "1. /a · done\n2. /x · pending"
+
+
+def test_steps_says_a_step_a_loop_left_behind_was_not_run() -> None:
+    h = host()
+    h.type("while /a; do break; /x; done; /b y")
+    h.settle()
+
+    h.type("/slash-chain steps")
+
+    assert h.answers[-1] == "1. /a · done\n2. /x · not run\n3. /b y · running"
 
 
 def test_add_runs_the_step_after_the_rest_whatever_their_status() -> None:
@@ -227,3 +249,81 @@ def test_a_program_holds_a_bounded_number_of_steps() -> None:
     running_now = h.session.chains.running
     assert running_now is not None and running_now.total == MAX_STEPS
     assert h.answers[-1] == f"the chain holds {MAX_STEPS} steps, as many as one may: nothing was added"
+
+
+# `add` and saved chains: a name added is read as it would be typed, with the same refusals.
+
+SHIP = b"/a ship && !touch made.txt\n"
+PROJECT_SHIP = SavedFile("ship.md", "/work/p/.slashkit/chains/ship.md", SHIP)
+
+
+def test_add_a_project_chain_the_person_approved_runs_its_shell_step_after_the_rest() -> None:
+    h = host(library([], [PROJECT_SHIP], [(PROJECT_SHIP.source, hashlib.sha256(SHIP).hexdigest())]))
+    h.type("/b x && /c")
+    h.settle()
+
+    h.type("/slash-chain add /ship")
+    h.end_turn()
+    h.settle()
+    h.shell.finish()
+    h.settle()
+
+    assert h.answers[-1] == "added 3. /a ship: it runs after the rest, whatever their status"
+    assert [text for _, text in h.shell.started] == ["touch made.txt"]
+    assert h.ui.lines[-3:] == ["3/4: /a ship", "4/4: !touch made.txt", "all 4 command(s) ran"]
+
+
+def test_add_an_unapproved_project_chain_adds_nothing_and_says_what_to_type() -> None:
+    h = host(library([], [PROJECT_SHIP]))
+    h.type("/b x && /c")
+    h.settle()
+    before = h.session.chains.running
+
+    h.type("/slash-chain add /ship")
+
+    assert h.answers[-1] == (
+        "/ship was not run: /work/p/.slashkit/chains/ship.md comes with the project and holds shell steps, so nothing "
+        "of it runs until you approve its content as it is now: type /slash-chain allow ship"
+    )
+    assert h.session.chains.running == before
+
+
+def test_add_a_name_the_host_has_runs_the_hosts_command_not_a_saved_chain_of_that_name() -> None:
+    own = SavedFile("x.md", "/home/me/.config/slashkit/chains/x.md", b"!touch planted\n")
+    h = host(library([own]))
+    h.type("/b x && /c")
+    h.settle()
+
+    h.type("/slash-chain add /x y")
+    h.end_turn()
+    h.settle()
+
+    assert h.answers[-1] == "added 3. /x y: it runs after the rest, whatever their status"
+    assert others(h)[-1] == ("x", "y")
+    assert h.shell.started == []
+
+
+def test_add_a_saved_chain_that_calls_itself_adds_nothing_and_says_why() -> None:
+    again = SavedFile("again.md", "/home/me/.config/slashkit/chains/again.md", b"/a && /again\n")
+    h = host(library([again]))
+    h.type("/b x && /c")
+    h.settle()
+    before = h.session.chains.running
+
+    h.type("/slash-chain add /again")
+
+    assert h.answers[-1] == "saved chains call each other in a cycle (again -> again); nothing ran"
+    assert h.session.chains.running == before
+
+
+def test_add_a_built_in_on_a_host_whose_chains_run_none_adds_nothing_and_names_it() -> None:
+    commands = {"b": Command(Prompt("do b")), "compress": Command(Local(), builtin=True)}
+    h = MemoryHost(commands=commands, rule=rule_for(GEMINI))
+    h.type("/b x && /b y")
+    h.settle()
+    before = h.session.chains.running
+
+    h.type("/slash-chain add /compress")
+
+    assert h.answers[-1] == "/compress is a built-in that no chain can run on this host, so nothing of this chain ran"
+    assert h.session.chains.running == before

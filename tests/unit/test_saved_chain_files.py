@@ -103,7 +103,7 @@ def test_a_front_matter_value_loses_the_quotes_around_it_and_only_those(value: s
 
 
 def test_blank_indented_and_comment_lines_of_the_front_matter_are_passed_over() -> None:
-    text = b"---\n\n# a note\n  folded: more\n\tx\ndescription: Ships\n---\n/greet"
+    text = b"---\n\n# a note\n  folded: more\n  a line folded in, no key\n\tx\ndescription: Ships\n---\n/greet"
 
     assert read(file(text)) == SavedChain("ship", "/greet", "/p/ship.md", "Ships", digest=sha(text))
 
@@ -112,3 +112,20 @@ def test_a_folder_may_say_itself_what_is_wrong_with_it() -> None:
     said = Problem("/p", "holds 300 files; the ones after the first 256 were not read")
 
     assert library([said, file(b"/greet")]).problems == (said,)
+
+
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        (b"/a\ndone\n", 2),
+        (b"\n\n/a\ndone\n", 4),  # blank lines before the body count
+        (b"  \n/a\ndone\n", 3),  # a line of spaces is part of the body
+        (b"\nX\n", 2),
+        (b"---\ndescription: Ships\n---\n\n\n/a\ndone\n", 7),  # so do the front matter and the blanks after it
+    ],
+)
+def test_a_file_that_holds_no_program_names_the_line_of_the_file_where_it_goes_wrong(data: bytes, line: int) -> None:
+    found = read(file(data))
+
+    assert isinstance(found, Problem)
+    assert found.line == line

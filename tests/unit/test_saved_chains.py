@@ -8,7 +8,7 @@ from slashkit.core import chain_machine as m
 from slashkit.core import session as s
 from slashkit.core.chain_machine import Log, Outcome, Tally
 from slashkit.core.policy import DEFAULT_RULE
-from slashkit.core.saved_chain import Library, SavedFile, library
+from slashkit.core.saved_chain import Library, SavedChain, SavedFile, library, program_of
 
 
 def saved(**bodies: str) -> Library:
@@ -325,3 +325,23 @@ def test_a_saved_chain_someone_else_types_keeps_their_origin_and_the_hosts_rule_
         f"skipped 2/4: /config theme=dark (only the person may run /config, and this came from {origin})",
         f"skipped 3/4: /mystery x (only the person may run /mystery, and this came from {origin})",
     ]
+
+
+def test_a_saved_chain_sleeps_as_a_typed_program_does() -> None:
+    h = tiny_host(wait="/greet $1 && sleep 1m && /tiny")
+
+    h.type("/wait Bob")
+
+    assert h.runs == [("greet", "Bob")]
+    assert h.ui.statuses[-1] == "sleep 1m left · then /tiny"
+    h.clock.advance(60_000)
+    assert h.runs == [("greet", "Bob"), ("tiny", "")]
+    assert h.ui.lines == ["1/2: /greet Bob", "2/2: /tiny", "all 2 command(s) ran"]
+
+
+def test_a_saved_chain_built_by_hand_whose_body_is_no_program_is_refused_naming_its_file() -> None:
+    # `read` gives no such chain; an embedder building one by hand learns which.
+    with pytest.raises(ValueError) as raised:
+        program_of(SavedChain("bad", "done", "/p/bad.md"))
+
+    assert str(raised.value) == "/p/bad.md holds no program: a command was expected, not 'done'"

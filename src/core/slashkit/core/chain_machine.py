@@ -462,7 +462,9 @@ def on_event(state: ChainState, event: Event) -> Transition:
             return Transition(state, (RunStep(chain, index, r.step.command, r.args),))
         case PromptHanded(text) if r is not None and r.wait == "run" and r.napping is None:
             return _prompt_handed(state, r, text)
-        case PaneOpened(pane, focus, placed) if r is not None and r.wait == "run" and focus and placed:
+        case PaneOpened(pane, focus, placed) if (
+            r is not None and r.wait == "run" and r.napping is None and focus and placed
+        ):
             return _moved(state, attrs.evolve(r, pane=pane))
         case PaneClosed(pane) if r is not None and r.pane == pane:
             if r.wait == "pane":

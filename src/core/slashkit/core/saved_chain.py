@@ -172,10 +172,11 @@ def read(found: SavedFile) -> SavedChain | Problem:
 
 
 def _leading_lines(lines: list[str], body_at: int) -> int:
-    """How many blank lines stand before the body's first line (the body is read without them)."""
+    """How many blank lines stand before the body's first line (the body is read without them). A blank line is an
+    empty one: `str.splitlines` leaves no line break in a line, and a line of spaces is part of the body."""
     blank = 0
     for line in lines[body_at:]:
-        if line.strip("\r"):
+        if line:
             break
         blank += 1
     return blank
