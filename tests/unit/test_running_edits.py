@@ -3,6 +3,7 @@ steps as written, each done, running or pending; `/slash-chain add /x` queues a 
 whatever their status; `/slash-chain drop N` removes a step not reached yet. Only the person's typing edits."""
 
 import hashlib
+from collections.abc import Callable
 
 import pytest
 
@@ -273,21 +274,6 @@ def test_add_a_project_chain_the_person_approved_runs_its_shell_step_after_the_r
     assert h.ui.lines[-3:] == ["3/4: /a ship", "4/4: !touch made.txt", "all 4 command(s) ran"]
 
 
-def test_add_an_unapproved_project_chain_adds_nothing_and_says_what_to_type() -> None:
-    h = host(library([], [PROJECT_SHIP]))
-    h.type("/b x && /c")
-    h.settle()
-    before = h.session.chains.running
-
-    h.type("/slash-chain add /ship")
-
-    assert h.answers[-1] == (
-        "/ship was not run: /work/p/.slashkit/chains/ship.md comes with the project and holds shell steps, so nothing "
-        "of it runs until you approve its content as it is now: type /slash-chain allow ship"
-    )
-    assert h.session.chains.running == before
-
-
 def test_add_a_name_the_host_has_runs_the_hosts_command_not_a_saved_chain_of_that_name() -> None:
     own = SavedFile("x.md", "/home/me/.config/slashkit/chains/x.md", b"!touch planted\n")
     h = host(library([own]))
@@ -303,27 +289,47 @@ def test_add_a_name_the_host_has_runs_the_hosts_command_not_a_saved_chain_of_tha
     assert h.shell.started == []
 
 
-def test_add_a_saved_chain_that_calls_itself_adds_nothing_and_says_why() -> None:
-    again = SavedFile("again.md", "/home/me/.config/slashkit/chains/again.md", b"/a && /again\n")
-    h = host(library([again]))
-    h.type("/b x && /c")
-    h.settle()
-    before = h.session.chains.running
-
-    h.type("/slash-chain add /again")
-
-    assert h.answers[-1] == "saved chains call each other in a cycle (again -> again); nothing ran"
-    assert h.session.chains.running == before
+def gemini() -> MemoryHost:
+    """A host whose chains run no built-in (Gemini CLI's rule)."""
+    return MemoryHost(
+        commands={"b": Command(Prompt("do b")), "compress": Command(Local(), builtin=True)}, rule=rule_for(GEMINI)
+    )
 
 
-def test_add_a_built_in_on_a_host_whose_chains_run_none_adds_nothing_and_names_it() -> None:
-    commands = {"b": Command(Prompt("do b")), "compress": Command(Local(), builtin=True)}
-    h = MemoryHost(commands=commands, rule=rule_for(GEMINI))
+AGAIN = SavedFile("again.md", "/home/me/.config/slashkit/chains/again.md", b"/a && /again\n")
+
+
+@pytest.mark.parametrize(
+    ("made", "added", "answer"),
+    [
+        (
+            lambda: host(library([], [PROJECT_SHIP])),
+            "/ship",
+            "/ship was not run: /work/p/.slashkit/chains/ship.md comes with the project and holds shell steps, so "
+            "nothing of it runs until you approve its content as it is now: type /slash-chain allow ship",
+        ),
+        (
+            lambda: host(library([AGAIN])),
+            "/again",
+            "saved chains call each other in a cycle (again -> again); nothing ran",
+        ),
+        (
+            gemini,
+            "/compress",
+            "/compress is a built-in that no chain can run on this host, so nothing of this chain ran",
+        ),
+    ],
+    ids=["an unapproved project chain", "a saved chain that calls itself", "a built-in no chain runs here"],
+)
+def test_add_refuses_what_a_typed_chain_would_refuse_and_changes_nothing(
+    made: Callable[[], MemoryHost], added: str, answer: str
+) -> None:
+    h = made()
     h.type("/b x && /b y")
     h.settle()
     before = h.session.chains.running
 
-    h.type("/slash-chain add /compress")
+    h.type(f"/slash-chain add {added}")
 
-    assert h.answers[-1] == "/compress is a built-in that no chain can run on this host, so nothing of this chain ran"
+    assert h.answers[-1] == answer
     assert h.session.chains.running == before
