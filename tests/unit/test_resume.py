@@ -205,3 +205,50 @@ def test_a_resumed_chain_of_more_than_and_lists_its_steps_in_the_status() -> Non
     h.type("/slash-chain")
 
     assert h.answers[-1] == "on · 1/2 /b x, waiting for its turn; next: ; /c\n1. /b x · running\n2. /c · pending"
+
+
+def test_a_chain_cut_off_in_a_sleep_says_so_and_sleeps_again_when_resumed() -> None:
+    first = fresh()
+    first.type("/a && sleep 1m && /c")
+    running = first.session.chains.running
+    assert running is not None
+    h = fresh()
+    h.handle(Continued(cut_of(running)))
+
+    h.type("/slash-chain resume")
+    h.type("/slash-chain steps")
+
+    assert h.ui.lines == [
+        "the chain stopped at sleep 1m after step 1/2 when the session ended; /slash-chain resume runs the rest, "
+        "/slash-chain forget forgets it",
+        "resumed: sleep 1m after step 1/2 was interrupted and runs again, then the rest",
+    ]
+    assert h.answers[-1] == "1. /a · done\n2. /c · pending"
+    assert h.ui.statuses[-1] == "sleep 1m left · then /c"
+    h.clock.advance(60_000)
+    assert h.runs[-1] == ("c", "")
+    assert h.ui.lines[-2:] == ["2/2: /c", "all 2 command(s) ran"]
+
+
+def test_a_sleep_first_in_a_program_is_cut_off_before_its_first_step() -> None:
+    first = fresh()
+    first.type("{ sleep 90; /c; }")
+    running = first.session.chains.running
+    assert running is not None
+
+    h = fresh()
+    h.handle(Continued(cut_of(running)))
+    h.type("/slash-chain forget")
+
+    assert h.answers == ["forgot the chain cut off at sleep 1m 30s before step 1/1"]
+
+
+def test_a_hosts_own_sleep_command_is_a_step_like_any_other() -> None:
+    h = MemoryHost(commands={"sleep": Command(Local()), "b": Command(Prompt("do b"))})
+    h.type("/sleep 5 && /b x")
+    h.settle()
+    running = h.session.chains.running
+    assert running is not None
+
+    assert h.ui.lines == ["1/2: /sleep 5", "2/2: /b x"]
+    assert cut_of(running).step.name == "/b x"

@@ -10,7 +10,7 @@ from returns.result import Success
 
 from slashkit.core.grammar import parse
 from slashkit.core.js_text import JS_SPACE_CLASS
-from slashkit.core.program import SHELL, AndOr, Call, Command, For, Group, Loop, Node, Pipeline, Sequence
+from slashkit.core.program import NAP, SHELL, AndOr, Call, Command, For, Group, Loop, Node, Pipeline, Sequence
 
 #: What stands between two commands: `&&` runs the next after a success, `||` after a failure, `;` always,
 #: and `|` after the command before it ended well, handing on its output (as a shell's, minus concurrency).
@@ -55,10 +55,18 @@ class Step:
         return self.command == SHELL
 
     @property
+    def is_nap(self) -> bool:
+        """Tells whether the step is a `sleep` waiting (`sleep 4m`), whose args are the time it waits."""
+        return self.command == NAP
+
+    @property
     def name(self) -> str:
-        """Renders the step as the transcript shows it: `/name args`, or `/name` alone; a shell step `!text`."""
+        """Renders the step as the transcript shows it: `/name args`, or `/name` alone; a shell step `!text`; a
+        `sleep` as written, `sleep 4m`."""
         if self.is_shell:
             return f"!{self.args}"
+        if self.is_nap:
+            return f"sleep {self.args}"
         return f"/{self.command}" if self.args == "" else f"/{self.command} {self.args}"
 
     @property

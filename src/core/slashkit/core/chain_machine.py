@@ -35,7 +35,7 @@ from slashkit.core.interpreter import (
 )
 from slashkit.core.js_text import js_trim, js_trim_end
 from slashkit.core.policy import DEFAULT_RULE, HARNESS_STEPS, PERSON, Denied, Rule, chain_words, command_name
-from slashkit.core.program import Command, Node, appended, commands, is_and_list, without
+from slashkit.core.program import NAP, Command, Node, appended, commands, is_and_list, without
 from slashkit.core.saved_chain import NO_SAVED, Library, SavedChain, inlined, origin_of
 from slashkit.core.texts import Wait
 
@@ -759,7 +759,7 @@ def _go_on(
                 ended = ChainEnded(r.chain, Outcome(status, False, tally))
                 return Transition(attrs.evolve(state, running=None), (*effects, *lines, Log(end), ended))
             case Napping(seconds):
-                nap = Step("sleep", texts.duration(seconds))
+                nap = Step(NAP, texts.duration(seconds))
                 new = Running(r.chain, advanced.seen, r.total, nap, run, r.steps, r.number, napping=seconds)
                 new = attrs.evolve(new, origin=r.origin, mixed=r.mixed, tally=tally, rule=r.rule, trusted=r.trusted)
                 timer = _nap_timer(r.chain, new.index, seconds)

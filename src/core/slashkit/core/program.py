@@ -28,6 +28,9 @@ WORDS = frozenset({"while", "until", "for", "in", "do", "done", "break", "contin
 #: The name of a shell step (`!npm test`): no slash command has it (a name is letters, digits and `_:.-`), so no host
 #: command and no saved chain is ever taken for one, nor one for them.
 SHELL = "!"
+#: The name of the step a running program holds while a `sleep` waits (`chain_machine`): no slash command has it
+#: either, so a `/sleep` command of the host's stays a command and a line never shows the wait as one.
+NAP = "(sleep)"
 
 
 @frozen(cache_hash=True)

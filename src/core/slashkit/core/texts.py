@@ -297,19 +297,27 @@ def undroppable_text(number: int, step: Step) -> str:
 def cut_off_text(number: int, total: int, step: Step) -> str:
     """The line when a continued session's previous run left a program cut off."""
     return (
-        f"the chain stopped at {number}/{total} {one_line(step.name)} when the session ended; "
+        f"the chain stopped at {_cut_at(number, total, step)} when the session ended; "
         f"/{CHAIN_COMMAND} {RESUME_WORD} runs the rest, /{CHAIN_COMMAND} {FORGET_WORD} forgets it"
     )
 
 
+def _cut_at(number: int, total: int, step: Step) -> str:
+    """Where a program was cut off: `2/3 /b x`; in a `sleep`, which is no step of the count, the step it follows
+    (`sleep 4m after step 1/3`) or, first in the program, the one it comes before."""
+    if not step.is_nap:
+        return f"{number}/{total} {one_line(step.name)}"
+    return f"{step.name} after step {number}/{total}" if number > 0 else f"{step.name} before step 1/{total}"
+
+
 def resumed_text(number: int, total: int, step: Step) -> str:
     """The line when the person resumes it: the interrupted step runs again."""
-    return f"resumed: {number}/{total} {one_line(step.name)} was interrupted and runs again, then the rest"
+    return f"resumed: {_cut_at(number, total, step)} was interrupted and runs again, then the rest"
 
 
 def forgot_text(number: int, total: int, step: Step) -> str:
     """The answer to `/slash-chain forget`."""
-    return f"forgot the chain cut off at {number}/{total} {one_line(step.name)}"
+    return f"forgot the chain cut off at {_cut_at(number, total, step)}"
 
 
 #: Why a shell step failed on a host that runs none.
