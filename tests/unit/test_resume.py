@@ -25,8 +25,8 @@ def fresh(saved: Library = NO_SAVED) -> MemoryHost:
 
 
 def cut_where_it_waits(line: str, origin: str | None = None, saved: Library = NO_SAVED) -> Cut:
-    """Where the chain `line` (typed by the person, or run from `origin`) stood while its first step waited on its
-    turn."""
+    """Where the chain `line` (typed by the person, or run from `origin`) stood once it first waited: on a step's
+    turn, or in a `sleep`."""
     h = fresh(saved)
     if origin is None:
         h.type(line)
@@ -208,12 +208,8 @@ def test_a_resumed_chain_of_more_than_and_lists_its_steps_in_the_status() -> Non
 
 
 def test_a_chain_cut_off_in_a_sleep_says_so_and_sleeps_again_when_resumed() -> None:
-    first = fresh()
-    first.type("/a && sleep 1m && /c")
-    running = first.session.chains.running
-    assert running is not None
     h = fresh()
-    h.handle(Continued(cut_of(running)))
+    h.handle(Continued(cut_where_it_waits("/a && sleep 1m && /c")))
 
     h.type("/slash-chain resume")
     h.type("/slash-chain steps")
@@ -231,13 +227,8 @@ def test_a_chain_cut_off_in_a_sleep_says_so_and_sleeps_again_when_resumed() -> N
 
 
 def test_a_sleep_first_in_a_program_is_cut_off_before_its_first_step() -> None:
-    first = fresh()
-    first.type("{ sleep 90; /c; }")
-    running = first.session.chains.running
-    assert running is not None
-
     h = fresh()
-    h.handle(Continued(cut_of(running)))
+    h.handle(Continued(cut_where_it_waits("{ sleep 90; /c; }")))
     h.type("/slash-chain forget")
 
     assert h.answers == ["forgot the chain cut off at sleep 1m 30s before step 1/1"]
