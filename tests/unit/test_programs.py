@@ -337,3 +337,31 @@ def test_a_step_in_a_loop_tells_the_model_what_runs_after_it_either_way(
     h.settle()
 
     assert h.prompts == [ASK + NOTE.format(number=number, after=after, failure=failure)]
+
+
+def test_a_shell_step_after_a_sleep_still_runs_on_the_persons_word() -> None:
+    h = loop_host()
+
+    h.type("/ok && sleep 1m && !touch made.txt")
+    h.clock.advance(60_000)
+
+    assert [text for _, text in h.shell.started] == ["touch made.txt"]
+
+
+def test_a_sleep_that_ends_the_program_shows_only_the_time_left() -> None:
+    h = loop_host()
+
+    h.type("/ok && sleep 1m")
+    h.type("/slash-chain")
+
+    assert h.ui.statuses[-1] == "sleep 1m left"
+    assert h.answers[-1] == "on · sleep 1m left\n1. /ok · done"
+
+
+def test_a_loops_condition_after_a_failure_still_shows_the_body_as_next() -> None:
+    h = MemoryHost(commands={"bad": Command(Throws("broke")), "check": Command(Prompt("check")), "x": Command(Local())})
+
+    h.type("/bad ; while /check; do /x; done")
+    h.settle()
+
+    assert h.ui.statuses[-1] == "while 1/10 · /check · next /x"

@@ -66,6 +66,14 @@ def test_steps_folds_a_loop_and_says_how_each_step_went_last() -> None:
     assert h.answers[-1] == "1. /a · done\n2. /c · skipped\n3. /check · failed\n4. /fix · running"
 
 
+def test_the_status_of_a_chain_at_its_last_step_lists_its_steps_with_no_next() -> None:
+    h = running("/a ; /b x")
+
+    h.type("/slash-chain")
+
+    assert h.answers[-1] == "on · 2/2 /b x, waiting for its turn\n1. /a · done\n2. /b x · running"
+
+
 def test_steps_during_a_sleep_lists_the_step_before_it_as_done() -> None:
     h = host()
     h.type("/a && sleep 1m && /x")
