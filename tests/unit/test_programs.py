@@ -315,23 +315,24 @@ def test_a_sleep_waits_its_last_second_too() -> None:
 ASK = "is it green?"
 NOTE = (
     "\n\n[slash-chain] This is step {number} of a chain; after it: {after}. If you could not do what this step "
-    "asks, call the mcp__slash-chain__fail tool with the reason before you end your turn: after a failure {failure} "
-    "runs next."
+    "asks, call the mcp__slash-chain__fail tool with the reason before you end your turn: after a failure {failure}."
 )
 
 
 @pytest.mark.parametrize(
     ("line", "number", "after", "failure"),
     [
-        ("until /ask; do /fix; done; /after", "1/3", "/after", "/fix"),
-        ("until /ask; do /fix; done", "1/2", "none", "/fix"),
-        ("while /fix; do /ask; done || /after", "2/3", "/fix", "/fix"),
+        ("until /ask; do /fix; done; /after", "1/3", "/after", "/fix runs next"),
+        ("until /ask; do /fix; done", "1/2", "none", "/fix runs next"),
+        ("while /fix; do /ask; done || /after", "2/3", "/fix", "/fix runs next"),
+        ("/bad ; while /ask; do /fix; done", "2/3", "/fix", "none of them runs"),  # a failure before does not count
     ],
 )
 def test_a_step_in_a_loop_tells_the_model_what_runs_after_it_either_way(
     line: str, number: str, after: str, failure: str
 ) -> None:
-    h = MemoryHost(commands={"ask": Command(Prompt(ASK)), "fix": Command(Local()), "after": Command(Local())})
+    commands = {"ask": Command(Prompt(ASK)), "fix": Command(Local()), "after": Command(Local())}
+    h = MemoryHost(commands={**commands, "bad": Command(Throws("broke"))})
 
     h.type(line)
     h.settle()

@@ -5,7 +5,9 @@ its loop counters as they were; `forget` forgets it; anyone else's `resume` is r
 import hashlib
 
 from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, failing_first
+from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain_machine import Continued, Cut, cut_of
+from slashkit.core.policy import DEFAULT_RULE, Rule, rule_for
 from slashkit.core.saved_chain import NO_SAVED, Library, SavedFile, library
 
 
@@ -19,9 +21,10 @@ def cut_at_step_two() -> Cut:
     return cut_of(running)
 
 
-def fresh(saved: Library = NO_SAVED) -> MemoryHost:
+def fresh(saved: Library = NO_SAVED, rule: Rule = DEFAULT_RULE) -> MemoryHost:
     commands = {"a": Command(Local()), "b": Command(Prompt("do b")), "c": Command(Local())}
-    return MemoryHost(commands={**commands, "model": Command(Local(), builtin=True)}, saved=saved)
+    built_ins = {name: Command(Local(), builtin=True) for name in ("model", "doctor")}
+    return MemoryHost(commands={**commands, **built_ins}, saved=saved, rule=rule)
 
 
 def cut_where_it_waits(line: str, origin: str | None = None, saved: Library = NO_SAVED) -> Cut:
@@ -39,9 +42,9 @@ def cut_where_it_waits(line: str, origin: str | None = None, saved: Library = NO
     return cut_of(running)
 
 
-def resumed(cut: Cut, saved: Library = NO_SAVED) -> MemoryHost:
+def resumed(cut: Cut, saved: Library = NO_SAVED, rule: Rule = DEFAULT_RULE) -> MemoryHost:
     """A continued session whose person resumed `cut`, its interrupted step's turn ended and its shell steps done."""
-    h = fresh(saved)
+    h = fresh(saved, rule)
     h.handle(Continued(cut))
     h.type("/slash-chain resume")
     h.settle()
@@ -243,3 +246,24 @@ def test_a_hosts_own_sleep_command_is_a_step_like_any_other() -> None:
 
     assert h.ui.lines == ["1/2: /sleep 5", "2/2: /b x"]
     assert cut_of(running).step.name == "/b x"
+
+
+def test_a_resumed_chain_runs_under_the_sessions_rule_as_it_is_now() -> None:
+    # The person has since let anyone run /doctor (SLASHKIT_ALLOW): the plugin's chain may run it now.
+    cut = cut_where_it_waits("/b x && /doctor", origin="plugin")
+
+    h = resumed(cut, rule=rule_for(CLAUDE_CODE, "doctor"))
+
+    assert h.runs[-1] == ("doctor", "")
+    assert h.ui.lines[-1] == "all 2 command(s) ran"
+
+
+def test_once_resumed_nothing_is_left_to_resume_and_the_next_chain_runs() -> None:
+    h = resumed(cut_at_step_two())
+
+    h.type("/slash-chain resume")
+    h.type("/a && /c")
+
+    assert h.answers[-1] == "no chain was cut off in this session: nothing to resume"
+    assert h.runs[-2:] == [("a", ""), ("c", "")]
+    assert h.ui.lines[-1] == "all 2 command(s) ran"

@@ -266,10 +266,11 @@ SHIP = b"/a ship && !touch made.txt\n"
 PROJECT_SHIP = SavedFile("ship.md", "/work/p/.slashkit/chains/ship.md", SHIP)
 
 
-def test_add_a_project_chain_the_person_approved_runs_its_shell_step_after_the_rest() -> None:
-    h = host(library([], [PROJECT_SHIP], [(PROJECT_SHIP.source, hashlib.sha256(SHIP).hexdigest())]))
+def test_add_a_project_chain_the_person_approved_since_the_chain_started_runs_its_shell_step_after_the_rest() -> None:
+    h = host(library([], [PROJECT_SHIP]))
     h.type("/b x && /c")
     h.settle()
+    h.saved = library([], [PROJECT_SHIP], [(PROJECT_SHIP.source, hashlib.sha256(SHIP).hexdigest())])
 
     h.type("/slash-chain add /ship")
     h.end_turn()
@@ -282,18 +283,19 @@ def test_add_a_project_chain_the_person_approved_runs_its_shell_step_after_the_r
     assert h.ui.lines[-3:] == ["3/4: /a ship", "4/4: !touch made.txt", "all 4 command(s) ran"]
 
 
-def test_add_a_name_the_host_has_runs_the_hosts_command_not_a_saved_chain_of_that_name() -> None:
-    own = SavedFile("x.md", "/home/me/.config/slashkit/chains/x.md", b"!touch planted\n")
+@pytest.mark.parametrize("name", ["x", "compact"])  # a command the host listed; a built-in it did not
+def test_add_a_name_the_host_has_runs_the_hosts_command_not_a_saved_chain_of_that_name(name: str) -> None:
+    own = SavedFile(f"{name}.md", f"/home/me/.config/slashkit/chains/{name}.md", b"!touch planted\n")
     h = host(library([own]))
     h.type("/b x && /c")
     h.settle()
 
-    h.type("/slash-chain add /x y")
+    h.type(f"/slash-chain add /{name} y")
     h.end_turn()
     h.settle()
 
-    assert h.answers[-1] == "added 3. /x y: it runs after the rest, whatever their status"
-    assert others(h)[-1] == ("x", "y")
+    assert h.answers[-1] == f"added 3. /{name} y: it runs after the rest, whatever their status"
+    assert others(h)[-1] == (name, "y")
     assert h.shell.started == []
 
 
