@@ -267,3 +267,16 @@ def test_once_resumed_nothing_is_left_to_resume_and_the_next_chain_runs() -> Non
     assert h.answers[-1] == "no chain was cut off in this session: nothing to resume"
     assert h.runs[-2:] == [("a", ""), ("c", "")]
     assert h.ui.lines[-1] == "all 2 command(s) ran"
+
+
+def test_a_chain_typed_over_a_resumed_one_is_reported_started_as_a_chain_of_its_own() -> None:
+    # A harness shows each step as it starts: the new chain's first step is the same place (1/2) as the resumed one's.
+    h = fresh()
+    h.handle(Continued(cut_where_it_waits("/b x && /c")))
+    h.type("/slash-chain resume")
+    h.settle()
+
+    h.type("/b y && /c")
+    h.settle()
+
+    assert h.started == ["1/2 /b x", "1/2 /b y"]

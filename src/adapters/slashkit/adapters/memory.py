@@ -263,6 +263,8 @@ class MemoryHost:
     origins: list[str] = field(factory=list)
     #: How each chain ended, in order.
     outcomes: list[Outcome] = field(factory=list)
+    #: Each step the session reported started (`StepStarted`: a harness shows these), as `index/total name`.
+    started: list[str] = field(factory=list)
     answers: list[str] = field(factory=list)
     prompts: list[str] = field(factory=list)
     _held: dict[str, Callable[[RunOutcome], None]] = field(factory=dict)
@@ -277,6 +279,8 @@ class MemoryHost:
     def _told(self, report: s.Report) -> None:
         if isinstance(report, ChainEnded):
             self.outcomes.append(report.outcome)
+        else:
+            self.started.append(f"{report.index}/{report.total} {report.step.name}")
 
     @property
     def session(self) -> s.Session:
