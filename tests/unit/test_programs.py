@@ -366,3 +366,22 @@ def test_a_loops_condition_after_a_failure_still_shows_the_body_as_next() -> Non
     h.settle()
 
     assert h.ui.statuses[-1] == "while 1/10 · /check · next /x"
+
+
+def test_steps_during_a_sleep_that_starts_the_program_lists_every_step_pending() -> None:
+    h = loop_host()
+
+    h.type("{ sleep 1m; /x; }")
+    h.type("/slash-chain steps")
+
+    assert h.answers[-1] == "1. /x · pending"
+
+
+def test_a_chain_from_elsewhere_runs_a_built_in_the_person_allowed_at_any_step() -> None:
+    commands = {"doctor": Command(Local(), builtin=True)}
+    h = loop_host(rule=rule_for(CLAUDE_CODE, "doctor"), **commands)
+
+    h.type("/ok && /x && /doctor", origin="plugin")
+    h.settle()
+
+    assert h.runs == [("ok", ""), ("x", ""), ("doctor", "")]

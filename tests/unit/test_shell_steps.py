@@ -102,6 +102,17 @@ def test_the_model_or_another_plugin_never_runs_a_shell_step() -> None:
     assert f"skipped 2/2: !touch x ({why})" in h.ui.lines
 
 
+def test_the_persons_own_saved_chain_run_by_a_plugin_runs_no_shell_step_and_names_the_plugin() -> None:
+    h = host(person=[SavedFile("ship.md", "/home/me/.config/slashkit/chains/ship.md", SHIP)])
+
+    h.type("/tiny x && /ship", origin="plugin")
+    h.settle()
+
+    assert h.shell.started == []
+    why = "a shell step runs only on the person's word, and this came from plugin"
+    assert h.ui.lines[-2] == f"skipped 3/3: !touch made.txt ({why})"
+
+
 def test_a_shell_step_never_takes_text_a_pipe_hands_on() -> None:
     h = host()
 

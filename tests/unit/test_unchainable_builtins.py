@@ -44,3 +44,13 @@ def test_a_host_whose_chains_run_built_ins_runs_it() -> None:
     h.type("/greet Bob && /compact")
 
     assert h.runs == [("greet", "Bob"), ("compact", "")]
+
+
+def test_a_chain_without_a_built_in_runs_there() -> None:
+    h = gemini()
+
+    h.type("/greet Bob && /greet Carol")
+    h.end_turn()
+    h.settle()
+
+    assert h.runs == [("greet", "Bob"), ("greet", "Carol")]
