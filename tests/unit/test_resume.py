@@ -280,3 +280,24 @@ def test_a_chain_typed_over_a_resumed_one_is_reported_started_as_a_chain_of_its_
     h.settle()
 
     assert h.started == ["1/2 /b x", "1/2 /b y"]
+
+
+def test_a_continued_session_with_nothing_cut_off_says_nothing() -> None:
+    h = fresh()
+
+    h.handle(Continued(None))
+    h.type("/slash-chain resume")
+
+    assert h.ui.lines == []
+    assert h.answers == ["no chain was cut off in this session: nothing to resume"]
+
+
+def test_a_cut_off_chain_told_while_a_chain_runs_is_not_offered() -> None:
+    h = fresh()
+    h.type("/b now && /a")
+    h.settle()
+
+    h.handle(Continued(cut_at_step_two()))
+
+    assert h.ui.lines == ["1/2: /b now"]
+    assert h.session.chains.cut is None
