@@ -385,3 +385,16 @@ def test_a_chain_from_elsewhere_runs_a_built_in_the_person_allowed_at_any_step()
     h.settle()
 
     assert h.runs == [("ok", ""), ("x", ""), ("doctor", "")]
+
+
+def test_a_program_lists_its_steps_in_the_status_after_a_sleep_too() -> None:
+    h = loop_host(ask=Command(Prompt("do it")))
+
+    h.type("/ok && sleep 1m && /ask && /x")
+    h.clock.advance(60_000)
+    h.settle()
+    h.type("/slash-chain")
+
+    assert h.answers[-1] == (
+        "on · 2/3 /ask, waiting for its turn; next: && /x\n1. /ok · done\n2. /ask · running\n3. /x · pending"
+    )

@@ -258,3 +258,28 @@ def test_the_persons_next_prompt_ends_the_running_shell_step() -> None:
 
     assert h.shell.stopped == [token]
     assert h.ui.lines[-1] == "cancelled; not run: /fix"
+
+
+def test_a_chain_from_elsewhere_is_still_from_elsewhere_after_a_sleep() -> None:
+    # Attack: a plugin's chain waits out a sleep, hoping its shell step then passes for the person's.
+    h = host()
+
+    h.type("/tiny a && sleep 1m && !touch x", origin="plugin")
+    h.clock.advance(60_000)
+    h.settle()
+
+    assert h.shell.started == []
+    why = "a shell step runs only on the person's word, and this came from plugin"
+    assert h.ui.lines[-2] == f"skipped 2/2: !touch x ({why})"
+
+
+def test_the_persons_own_saved_chain_runs_its_shell_step_after_a_sleep() -> None:
+    h = host(person=[SavedFile("nap.md", "/home/me/.config/slashkit/chains/nap.md", b"sleep 1m && !touch made.txt\n")])
+
+    h.type("/tiny && /nap")
+    h.clock.advance(60_000)
+    h.shell.finish()
+    h.settle()
+
+    assert [text for _, text in h.shell.started] == ["touch made.txt"]
+    assert h.ui.lines[-1] == "all 2 command(s) ran"
