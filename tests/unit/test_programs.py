@@ -4,7 +4,7 @@ saying where, when they do not parse."""
 
 import pytest
 
-from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, Turns, failing_first, host
+from slashkit.adapters.memory import Command, Local, MemoryHost, Prompt, Throws, Turns, failing_first
 from slashkit.core.allowlist import CLAUDE_CODE
 from slashkit.core.chain_machine import Outcome, Tally
 from slashkit.core.interpreter import MAX_STEPS
@@ -272,28 +272,23 @@ def test_a_prompt_step_inside_a_loop_tells_the_model_what_runs_next_either_way()
 # A typed program reads the host's command list as a typed chain does.
 
 
-def tiny_host(**saved: str) -> MemoryHost:
-    h = host(tiny=Local(), greet=Local(), x=Local())
-    h.saved = library(SavedFile(f"{n}.md", f".slashkit/chains/{n}.md", body.encode()) for n, body in saved.items())
-    return h
-
-
 def test_a_program_from_elsewhere_runs_the_hosts_commands_and_skips_a_name_the_host_does_not_list() -> None:
-    h = tiny_host()
+    h = loop_host()
 
-    h.type("{ /greet; /unknown; }", origin="plugin")
+    h.type("{ /ok; /unknown; }", origin="plugin")
 
-    assert h.runs == [("greet", "")]
+    assert h.runs == [("ok", "")]
     assert h.ui.lines == [
-        "1/2: /greet",
+        "1/2: /ok",
         "skipped 2/2: /unknown (only the person may run /unknown, and this came from plugin)",
         "ended: 1 succeeded, 0 failed, 1 skipped",
     ]
 
 
-@pytest.mark.parametrize("name", ["x", "compact"])  # a command the host listed; a built-in it did not
+@pytest.mark.parametrize("name", ["x", "loop"])  # a command the host listed; a built-in it did not
 def test_a_program_runs_the_hosts_command_not_a_saved_chain_of_that_name(name: str) -> None:
-    h = tiny_host(**{name: "/tiny planted"})
+    h = loop_host()
+    h.saved = library([SavedFile(f"{name}.md", f".slashkit/chains/{name}.md", b"/ok planted")])
 
     h.type(f"{{ /{name}; }}")
 

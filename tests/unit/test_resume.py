@@ -11,16 +11,6 @@ from slashkit.core.policy import DEFAULT_RULE, Rule, rule_for
 from slashkit.core.saved_chain import NO_SAVED, Library, SavedFile, library
 
 
-def cut_at_step_two() -> Cut:
-    """Where `/a && /b x && /c` stood while `/b x` waited on its turn, as a journal kept it."""
-    h = MemoryHost(commands={"a": Command(Local()), "b": Command(Prompt("do b")), "c": Command(Local())})
-    h.type("/a && /b x && /c")
-    h.settle()
-    running = h.session.chains.running
-    assert running is not None and running.step.command == "b"
-    return cut_of(running)
-
-
 def fresh(saved: Library = NO_SAVED, rule: Rule = DEFAULT_RULE) -> MemoryHost:
     commands = {"a": Command(Local()), "b": Command(Prompt("do b")), "c": Command(Local())}
     built_ins = {name: Command(Local(), builtin=True) for name in ("model", "doctor")}
@@ -42,12 +32,25 @@ def cut_where_it_waits(line: str, origin: str | None = None, saved: Library = NO
     return cut_of(running)
 
 
-def resumed(cut: Cut, saved: Library = NO_SAVED, rule: Rule = DEFAULT_RULE) -> MemoryHost:
-    """A continued session whose person resumed `cut`, its interrupted step's turn ended and its shell steps done."""
+def cut_at_step_two() -> Cut:
+    """Where `/a && /b x && /c` stood while `/b x` waited on its turn, as a journal kept it."""
+    cut = cut_where_it_waits("/a && /b x && /c")
+    assert cut.step.command == "b"
+    return cut
+
+
+def resuming(cut: Cut, saved: Library = NO_SAVED, rule: Rule = DEFAULT_RULE) -> MemoryHost:
+    """A continued session whose person typed `/slash-chain resume` for `cut`, settled where the chain first waits."""
     h = fresh(saved, rule)
     h.handle(Continued(cut))
     h.type("/slash-chain resume")
     h.settle()
+    return h
+
+
+def resumed(cut: Cut, saved: Library = NO_SAVED, rule: Rule = DEFAULT_RULE) -> MemoryHost:
+    """A continued session whose person resumed `cut`, its interrupted step's turn ended and its shell steps done."""
+    h = resuming(cut, saved, rule)
     h.end_turn()
     h.settle()
     while h.shell.running:
@@ -200,10 +203,7 @@ def test_resume_keeps_who_started_the_chain_so_the_persons_word_lifts_nothing() 
 
 
 def test_a_resumed_chain_of_more_than_and_lists_its_steps_in_the_status() -> None:
-    h = fresh()
-    h.handle(Continued(cut_where_it_waits("/b x ; /c")))
-    h.type("/slash-chain resume")
-    h.settle()
+    h = resuming(cut_where_it_waits("/b x ; /c"))
 
     h.type("/slash-chain")
 
@@ -271,10 +271,7 @@ def test_once_resumed_nothing_is_left_to_resume_and_the_next_chain_runs() -> Non
 
 def test_a_chain_typed_over_a_resumed_one_is_reported_started_as_a_chain_of_its_own() -> None:
     # A harness shows each step as it starts: the new chain's first step is the same place (1/2) as the resumed one's.
-    h = fresh()
-    h.handle(Continued(cut_where_it_waits("/b x && /c")))
-    h.type("/slash-chain resume")
-    h.settle()
+    h = resuming(cut_where_it_waits("/b x && /c"))
 
     h.type("/b y && /c")
     h.settle()
