@@ -382,12 +382,14 @@ def processes_without_chain(base: Path) -> dict[str, int]:
     return {"spawns": started, "model_requests": requests}
 
 
-def sessions_at_once(base: Path, seed_path: Path, sessions: int = 30, rounds: int = 2) -> dict[str, list[float]]:
-    """`sessions` runs of `claude -p "/cost && /context"` started at once, with the seed's plugin and with
-    slashkit's over one shared helper (already running), `rounds` of each, alternating: the wall time from the
-    first start to the last exit, the complete runs, and the shared helper's resident memory at its peak."""
-    ours = plugin_dir("slash-chain", base / "ours")
-    seed = seed_plugin(base / "seed-many", seed_path)
+def sessions_at_once(
+    base: Path, plugins: dict[str, Path], sessions: int = 30, rounds: int = 2
+) -> dict[str, list[float]]:
+    """`sessions` runs of `claude -p "/cost && /context"` started at once, with each plugin folder of `plugins` in
+    turn over one shared helper (already running for slashkit's), `rounds` of each: in the order given, then in the
+    reverse (ABBA for two), so none always goes first or last. For each name: the wall times from the first start to
+    the last exit (`name`), the complete runs of each round (`name_complete`); and the shared helper's resident
+    memory at its peak (`peak_mib`)."""
     project = base / "many-project"
     project.mkdir()
     runtime = runtime_folder(base, "many")
@@ -397,14 +399,14 @@ def sessions_at_once(base: Path, seed_path: Path, sessions: int = 30, rounds: in
         check=True,
         capture_output=True,
     )
-    found: dict[str, list[float]] = {"seed": [], "slashkit": [], "seed_complete": [], "slashkit_complete": []}
+    names = list(plugins)
+    found: dict[str, list[float]] = {key: [] for name in names for key in (name, f"{name}_complete")}
+    order = [name for r in range(rounds) for name in (names if r % 2 == 0 else names[::-1])]
     with ModelServer() as model:
-        # Alternating as ABBA, so neither goes first or last each time.
-        for r, name in enumerate((["seed", "slashkit", "slashkit", "seed"] * rounds)[: rounds * 2]):
-            folder = seed if name == "seed" else ours
-            argv = [str(claude_path()), "-p", "/cost && /context", f"--plugin-dir={folder}"]
+        for r, name in enumerate(order):
+            argv = [str(claude_path()), "-p", "/cost && /context", f"--plugin-dir={plugins[name]}"]
             argv += ["--output-format=stream-json", "--verbose"]
-            isos = [Isolation.create(base, prefix=f"many-{name}-{r}-{n}-") for n in range(sessions)]
+            isos = [Isolation.create(base, prefix=f"many-{r}-{n}-") for n in range(sessions)]
             envs = [isolated_env(iso, model.url, extra_env={"XDG_RUNTIME_DIR": str(runtime)}) for iso in isos]
             t = time.perf_counter()
             children = [
@@ -533,7 +535,11 @@ def main() -> None:
             "outside the engine; the goal with the helper running is at most that over the seed (<= 20 ms)"
         )
         # A run's rounds drift by a second or so: two rounds each cannot tell 5% (docs/performance.md, 2026-12-07).
-        many = sessions_at_once(base, seed_path, rounds=int(os.environ.get("SLASHKIT_BENCH_MANY_ROUNDS", "6")))
+        plugins = {
+            "seed": seed_plugin(base / "seed-many", seed_path),
+            "slashkit": plugin_dir("slash-chain", base / "ours"),
+        }
+        many = sessions_at_once(base, plugins, rounds=int(os.environ.get("SLASHKIT_BENCH_MANY_ROUNDS", "6")))
         say(
             f"- 30 `claude -p` at once, {len(many['seed'])} rounds each: seed "
             f"{', '.join(f'{t:.1f}' for t in many['seed'])} s, "

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench import end_helpers, runtime_folder  # noqa: E402
-from benchmarks.start_probe import folder_for, marked, print_medians, probe_run, turned  # noqa: E402
+from benchmarks.start_probe import bundle_parts, folder_for, marked, print_medians, probe_run, turned  # noqa: E402
 from tests.support.model_server import ModelServer  # noqa: E402
 
 from slashkit.adapters.claude_code.plugins import plugin_dir  # noqa: E402
@@ -128,12 +128,7 @@ def modules(base: Path) -> dict[str, tuple[Path, int]]:
     """The plugins `--modules` measures, each with its module's tokens."""
     ours = plugin_dir("slash-chain", base / "ours")
     bundle = (ours / "hooks" / "register.js").read_text()
-    parts: dict[str, str] = {}
-    part = ""
-    for line in bundle.splitlines(keepends=True):
-        named = re.match(r"^// ([a-z-]+\.ts)$", line)
-        part = named[1] if named else part
-        parts[part] = parts.get(part, "") + line
+    parts = bundle_parts(bundle)
     client = parts["wire.ts"] + parts["client.ts"] + parts["host.ts"]
     code = {
         "empty": "",

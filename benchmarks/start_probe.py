@@ -2,12 +2,13 @@
 interleaved (the order turning each round, one warm-up round dropped), each with `--debug-file`, and prints the
 medians of the engine's own log lines' times from the log's first line, and of the whole run (spawn to exit).
 
-Usage: python benchmarks/start_probe.py ROUNDS NAME=FOLDER... (a FOLDER of `seed` lays out the seed's plugin,
-`ours` slashkit's slash-chain). Every run shares one XDG_RUNTIME_DIR, so slashkit's shared helper is warm after the
-warm-up round; with PROBE_SOCKETS=tmp no run has XDG_RUNTIME_DIR and all share one TMPDIR instead, as on a machine
-without a login session's runtime folder (the helper's socket is then in `slashkit-<uid>` under it). Prints the
-medians of each mark's time and of each phase between two marks (per run, then the median), and writes the raw
-numbers as JSON beside the logs (printed at the end)."""
+Usage: python benchmarks/start_probe.py ROUNDS NAME=FOLDER... (a FOLDER of `seed` lays out the seed's plugin, `ours`
+slashkit's slash-chain, `seed+bridge` the seed's with slashkit's bridge as code no hook calls). Every run shares one
+XDG_RUNTIME_DIR, so slashkit's shared helper is warm after the warm-up round; with PROBE_SOCKETS=tmp no run has
+XDG_RUNTIME_DIR and all share one TMPDIR instead, as on a machine without a login session's runtime folder (the
+helper's socket is then in `slashkit-<uid>` under it). Prints the medians of each mark's time and of each phase
+between two marks (per run, then the median), and writes the raw numbers as JSON beside the logs (printed at the
+end)."""
 
 import itertools
 import json
@@ -132,11 +133,39 @@ def print_medians(title: str, keys: list[str], results: dict[str, list[dict[str,
 
 
 def folder_for(spec: str, base: Path) -> Path:
+    """The plugin folder a NAME=SPEC argument names: `seed`, `ours`, `seed+bridge` or a folder of its own."""
     if spec == "seed":
         return seed_plugin(base / "seed", SEED)
     if spec == "ours":
         return plugin_dir("slash-chain", base / "ours")
+    if spec == "seed+bridge":
+        return seed_with_bridge(base)
     return Path(spec)
+
+
+def bundle_parts(bundle: str) -> dict[str, str]:
+    """slashkit's bundled hooks module (register.js) by the source file each part came from (esbuild marks each
+    with a `// name.ts` line)."""
+    parts: dict[str, str] = {}
+    part = ""
+    for line in bundle.splitlines(keepends=True):
+        named = re.match(r"^// ([a-z-]+\.ts)$", line)
+        part = named[1] if named else part
+        parts[part] = parts.get(part, "") + line
+    return parts
+
+
+def seed_with_bridge(base: Path) -> Path:
+    """The seed's plugin with slashkit's bridge in its module as code no hook calls: the bundle's wire, client,
+    host and bridge parts (the client and the host's effects the seed has none of), in a file its register.ts
+    imports. What its sessions cost over the seed's is what the engine's load and check of that code costs."""
+    folder = seed_plugin(base / "seed-bridge", SEED)
+    parts = bundle_parts((plugin_dir("slash-chain", base / "ours-parts") / "hooks" / "register.js").read_text())
+    code = "".join(parts[name] for name in ("wire.ts", "client.ts", "host.ts", "bridge.ts"))
+    (folder / "hooks" / "bridge.js").write_text(code)
+    module = folder / "hooks" / "register.ts"
+    module.write_text("import './bridge.js'\n" + module.read_text())
+    return folder
 
 
 def main() -> None:
