@@ -18,17 +18,18 @@ fi
 # with the newest SDK the index served, which scripts/test runs the SDK's tests in again. Raise SDK_NEWEST when
 # the index serves a newer one and the suite passes on it.
 SDK_LOWEST="0.2.184"   # the lower bound of the `sdk` extra in pyproject.toml
-SDK_NEWEST="0.2.189"   # the newest on 2026-12-01 (`pip index versions claude-agent-sdk`)
+SDK_NEWEST="0.2.190"   # the newest on 2026-12-07 (`pip index versions claude-agent-sdk`)
 venv_with_sdk() {  # venv_with_sdk FOLDER SDK_VERSION
   if [ ! -x "$1/bin/python" ]; then
     python3 -m venv "$1"
   fi
+  # The stamp holds the SDK's version, so a raised SDK_NEWEST installs it in a venv already made.
   local stamp="$1/.slashkit-installed"
-  if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
+  if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ] || [ "$(cat "$stamp")" != "$2" ]; then
     "$1/bin/python" -m pip install -q --disable-pip-version-check "pip>=25.1"
     (cd "$ROOT" && "$1/bin/python" -m pip install -q --disable-pip-version-check --group test \
       -e "$ROOT[sdk]" "claude-agent-sdk==$2")
-    touch "$stamp"
+    echo "$2" >"$stamp"
   fi
 }
 # Bytecode for slashkit's own modules, which an editable install leaves uncompiled: the helper imports them on

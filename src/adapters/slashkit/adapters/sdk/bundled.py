@@ -20,9 +20,9 @@ class Bundled:
 def cli() -> Bundled | None:
     """The CLI in the SDK's `_bundled` folder, or None when this SDK wheel carries none.
 
-    Measured on claude-agent-sdk 0.2.184 (Claude Code 2.1.327) and 0.2.189 (2.1.332): `_bundled/claude` beside
-    `_bundled/claude.version`, whose first word is the version; the SDK itself runs that file first when it is
-    given no `cli_path`.
+    Measured on claude-agent-sdk 0.2.184 (Claude Code 2.1.327), 0.2.189 (2.1.332) and 0.2.190 (2.1.337):
+    `_bundled/claude` beside `_bundled/claude.version`, whose first word is the version; the SDK itself runs that
+    file first when it is given no `cli_path`.
     """
     folder = Path(str(resources.files("claude_agent_sdk") / "_bundled"))
     path = folder / "claude"
