@@ -160,7 +160,7 @@ def seed_with_bridge(base: Path) -> Path:
     host and bridge parts (the client and the host's effects the seed has none of), in a file its register.ts
     imports. What its sessions cost over the seed's is what the engine's load and check of that code costs."""
     folder = seed_plugin(base / "seed-bridge", SEED)
-    parts = bundle_parts((plugin_dir("slash-chain", base / "ours-parts") / "hooks" / "register.js").read_text())
+    parts = bundle_parts((plugin_dir("slash-chain", base / "ours") / "hooks" / "register.js").read_text())
     code = "".join(parts[name] for name in ("wire.ts", "client.ts", "host.ts", "bridge.ts"))
     (folder / "hooks" / "bridge.js").write_text(code)
     module = folder / "hooks" / "register.ts"
